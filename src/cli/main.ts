@@ -1,0 +1,138 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.ts';
+import { createPlatform, issueApiKey } from '../services/platforms.ts';
+import { openDatabase, type Database } from '../store/database.ts';
+import { DataDirLockedError } from '../store/data-dir-lock.ts';
+import { isUuid } from '../store/ids.ts';
+import { migrate } from '../store/migrate.ts';
+import { findPlatform, listApiKeys, listPlatforms, revokeApiKey } from '../store/platforms.ts';
+
+const USAGE = `Usage: npm run cli -- <command> [options] [--json]
+
+Commands:
+  migrate                               apply database migrations
+  create-platform --name <name>         create a platform and its first API key (shown once)
+  list-platforms                        list platforms
+  issue-key --platform <platformId>     issue another API key for a platform (shown once)
+  list-keys --platform <platformId>     list a platform's keys (display prefix and state, never the key)
+  revoke-key --key <keyId>              revoke a key; it stops working within API_KEY_CACHE_SECONDS
+
+Uses DATABASE_URL when set, else the embedded database in DATA_DIR (stop the service first:
+one process at a time may open the embedded database).
+--json prints one JSON object per command.`;
+
+class UsageError extends Error {}
+
+type Output = { text: string; json: Record<string, unknown> };
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`${flag} is required`);
+  return value;
+}
+
+function requiredId(value: string | undefined, flag: string): string {
+  const id = required(value, flag);
+  if (!isUuid(id)) throw new UsageError(`${flag} must be an id (a UUID), got "${id}"`);
+  return id;
+}
+
+async function run(command: string, values: { name?: string; platform?: string; key?: string }, database: Database): Promise<Output> {
+  const db = database.db;
+  switch (command) {
+    case 'migrate': {
+      const applied = await migrate(database);
+      return { text: applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply; the database is up to date.', json: { applied } };
+    }
+    case 'create-platform': {
+      const name = required(values.name, '--name').trim();
+      if (name.length === 0 || name.length > 200) throw new UsageError('--name must be 1 to 200 characters');
+      await migrate(database);
+      const { platform, apiKey, key } = await createPlatform(db, name);
+      return {
+        text: `Created platform ${platform.id} (${platform.name}).\nAPI key (shown once; it is stored only as a hash):\n\n  ${apiKey}\n`,
+        json: { platform: { id: platform.id, name: platform.name, createdAt: platform.createdAt }, keyId: key.id, apiKey },
+      };
+    }
+    case 'list-platforms': {
+      const platforms = await listPlatforms(db);
+      return {
+        text: platforms.length ? platforms.map((p) => `${p.id}  ${p.name}`).join('\n') : 'No platforms yet.',
+        json: { platforms },
+      };
+    }
+    case 'issue-key': {
+      const platformId = requiredId(values.platform, '--platform');
+      if (!(await findPlatform(db, platformId))) throw new UsageError(`No platform ${platformId}`);
+      const { apiKey, key } = await issueApiKey(db, platformId);
+      return {
+        text: `Issued key ${key.id} for platform ${platformId}.\nAPI key (shown once):\n\n  ${apiKey}\n`,
+        json: { keyId: key.id, platformId, displayPrefix: key.displayPrefix, apiKey },
+      };
+    }
+    case 'list-keys': {
+      const platformId = requiredId(values.platform, '--platform');
+      if (!(await findPlatform(db, platformId))) throw new UsageError(`No platform ${platformId}`);
+      const keys = await listApiKeys(db, platformId);
+      return {
+        text: keys
+          .map((k) => `${k.id}  ${k.displayPrefix}…  created ${k.createdAt.toISOString()}  ${k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : 'active'}`)
+          .join('\n') || 'No keys.',
+        json: { keys },
+      };
+    }
+    case 'revoke-key': {
+      const keyId = requiredId(values.key, '--key');
+      const key = await revokeApiKey(db, keyId);
+      if (!key) throw new UsageError(`No key ${keyId}`);
+      return { text: `Revoked key ${key.id} (${key.displayPrefix}…) at ${key.revokedAt?.toISOString()}.`, json: { key } };
+    }
+    default:
+      throw new UsageError(`Unknown command "${command}"`);
+  }
+}
+
+async function main(): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: {
+        json: { type: 'boolean', default: false },
+        name: { type: 'string' },
+        platform: { type: 'string' },
+        key: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const command = positionals[0];
+  if (values.help || !command) {
+    process.stdout.write(`${USAGE}\n`);
+    return command || values.help ? 0 : 2;
+  }
+  const report = (error: string, exitCode: number) => {
+    if (values.json) process.stdout.write(`${JSON.stringify({ error })}\n`);
+    else process.stderr.write(`${error}\n`);
+    return exitCode;
+  };
+  let database: Database | undefined;
+  try {
+    const config = loadConfig();
+    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+    const output = await run(command, values, database);
+    process.stdout.write(values.json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) return report(values.json ? error.message : `${error.message}\n\n${USAGE}`, 2);
+    if (error instanceof ConfigError || error instanceof DataDirLockedError) return report(error.message, 1);
+    return report(`Failed: ${error instanceof Error ? error.message : String(error)}`, 1);
+  } finally {
+    await database?.close();
+  }
+}
+
+process.exitCode = await main();

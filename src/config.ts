@@ -1,0 +1,73 @@
+import path from 'node:path';
+
+export type Config = {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  encryptionKey: string | undefined;
+  logLevel: string;
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
+  apiKeyCacheSeconds: number;
+  authorityTimeoutMs: number;
+  irmRefreshIntervalSeconds: number;
+  sandboxProcessingDelayMs: number;
+  pollIntervalSeconds: number;
+  runPoller: boolean;
+};
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Reads the whole configuration from the environment; a bad value stops the start with a message naming it. */
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const encryptionKey = env.ENCRYPTION_KEY || undefined;
+  if (encryptionKey !== undefined && Buffer.from(encryptionKey, 'base64').length !== 32) {
+    throw new ConfigError('ENCRYPTION_KEY must be 32 bytes in base64 (try: openssl rand -base64 32)');
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    dataDir: path.resolve(env.DATA_DIR || 'data'),
+    databaseUrl,
+    encryptionKey,
+    logLevel,
+    rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000),
+    rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 100, 1, 1_000_000),
+    apiKeyCacheSeconds: integer(env, 'API_KEY_CACHE_SECONDS', 5, 0, 60),
+    authorityTimeoutMs: integer(env, 'AUTHORITY_TIMEOUT_MS', 10_000, 1, 600_000),
+    irmRefreshIntervalSeconds: integer(env, 'IRM_REFRESH_INTERVAL_SECONDS', 30, 0, 86_400),
+    sandboxProcessingDelayMs: integer(env, 'SANDBOX_PROCESSING_DELAY_MS', 3_000, 0, 86_400_000),
+    pollIntervalSeconds: integer(env, 'POLL_INTERVAL_SECONDS', 2, 1, 3_600),
+    runPoller: boolean(env, 'RUN_POLLER', true),
+  };
+}

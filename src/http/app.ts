@@ -1,0 +1,94 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config.ts';
+import type { ServiceContext } from '../services/context.ts';
+import type { GenebrcService } from '../services/genebrc.ts';
+import type { IrmPuller } from '../services/irms.ts';
+import type { Database } from '../store/database.ts';
+import { ApiKeyAuthenticator } from '../services/platforms.ts';
+import { registerErrorHandling } from './error-handler.ts';
+import { registerAuthentication } from './plugins/authentication.ts';
+import { registerIdempotency } from './plugins/idempotency.ts';
+import { createMetricsRegistry, registerMetrics } from './plugins/metrics.ts';
+import { registerOpenApi } from './plugins/openapi.ts';
+import { registerRateLimit } from './plugins/rate-limit.ts';
+import { listRequestsRoute } from './routes/genebrc/list.ts';
+import { pushIrmRoute } from './routes/genebrc/push-irm.ts';
+import { statusRoute } from './routes/genebrc/status.ts';
+import { healthRoutes } from './routes/health.ts';
+import { irmRefreshRoute } from './routes/irm/refresh.ts';
+import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
+import { SHARED_SCHEMAS } from './schemas.ts';
+import { compileValidator } from './validation.ts';
+
+export type Api = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export type Deps = {
+  config: Config;
+  database: Database;
+  context: ServiceContext;
+  irmPuller: IrmPuller;
+  genebrc: GenebrcService;
+};
+
+const BODY_LIMIT = 5 * 1024 * 1024;
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Log redaction: no API key, password or authority secret may reach a log line. */
+export const REDACTED_PATHS = [
+  'req.headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.authorityPassword',
+  '*.password',
+  '*.apiKey',
+];
+
+export type AppOptions = Deps & { logger?: FastifyBaseLogger | boolean; metrics?: Registry };
+
+/** Builds the HTTP app: plugins in a fixed order, then the routes. */
+export async function buildApp(options: AppOptions): Promise<Api> {
+  const { config, database } = options;
+  const app = Fastify({
+    logger: options.logger === undefined ? { level: config.logLevel, redact: REDACTED_PATHS } : options.logger,
+    bodyLimit: BODY_LIMIT,
+    routerOptions: { ignoreTrailingSlash: true },
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
+
+  // JSON is the only body this API takes; anything else is a 415.
+  app.removeContentTypeParser(['text/plain']);
+  app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+  await registerOpenApi(app);
+  registerMetrics(app, options.metrics ?? createMetricsRegistry());
+  healthRoutes(app, options);
+
+  const authenticator = new ApiKeyAuthenticator(database.db, config.apiKeyCacheSeconds * 1000);
+  await app.register(
+    async (api) => {
+      const scoped = api as unknown as Api;
+      registerAuthentication(scoped, authenticator);
+      registerRateLimit(scoped, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
+      registerIdempotency(scoped, database.db);
+      platformCustomerRoutes(scoped, options);
+      irmRefreshRoute(scoped, options);
+      pushIrmRoute(scoped, options);
+      statusRoute(scoped, options);
+      listRequestsRoute(scoped, options);
+    },
+    { prefix: '/api/v1' },
+  );
+  return app;
+}

@@ -1,0 +1,40 @@
+import { Type } from 'typebox';
+import type { Api, Deps } from '../../app.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { RequestListQuery, RequestRecordSchema, problems } from '../../schemas.ts';
+import { requireDateRange } from '../date-range.ts';
+
+function pageLink(url: URL, page: number, rel: string): string {
+  url.searchParams.set('page', String(page));
+  return `<${url.pathname}${url.search}>; rel="${rel}"`;
+}
+
+export function listRequestsRoute(app: Api, deps: Deps): void {
+  app.get(
+    '/genebrc',
+    {
+      schema: {
+        tags: ['eBRC generation'],
+        summary: "List a customer's GenEBRC requests",
+        description:
+          'A plain JSON array, newest first; the total is in `X-Total-Count` and the pages in `Link` ' +
+          '(rel first, prev, next, last). `fromDate` and `toDate` filter `createdAt` (UTC days, inclusive).',
+        security: [{ apiKey: [] }],
+        querystring: RequestListQuery,
+        response: { 200: Type.Array(RequestRecordSchema), ...problems(404) },
+      },
+    },
+    async (request, reply) => {
+      const { query } = request;
+      requireDateRange(query);
+      const { records, total } = await deps.genebrc.list(platformOf(request), query);
+      const lastPage = Math.max(1, Math.ceil(total / query.limit));
+      const url = new URL(request.url, 'http://placeholder');
+      const links = [pageLink(url, 1, 'first'), pageLink(url, lastPage, 'last')];
+      if (query.page > 1) links.push(pageLink(url, Math.min(query.page - 1, lastPage), 'prev'));
+      if (query.page < lastPage) links.push(pageLink(url, query.page + 1, 'next'));
+      reply.header('X-Total-Count', String(total)).header('Link', links.join(', '));
+      return records;
+    },
+  );
+}

@@ -1,0 +1,26 @@
+import type { Api, Deps } from '../../app.ts';
+import type { RawLine } from '../../../domain/push-line.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { PushAckSchema, PushBodySchema, problems } from '../../schemas.ts';
+
+export function pushIrmRoute(app: Api, deps: Deps): void {
+  app.post(
+    '/genebrc/push-irm',
+    {
+      schema: {
+        tags: ['eBRC generation'],
+        summary: 'Push lines to generate eBRCs (sandbox mode)',
+        description:
+          'Malformed pushes (types, required fields, formats, unknown fields) are refused with 400 and nothing is stored. ' +
+          "A well-formed push that breaks the authority's rules answers 200 with `ackStatus: Failed` and the ERR codes, " +
+          'and is stored as FAILED. An accepted push answers `ackStatus: Validated` with the authority\'s ack id; its mapped ' +
+          'amounts are reserved against the IRMs at once, atomically. Follow it with POST /genebrc/status.',
+        security: [{ apiKey: [] }],
+        body: PushBodySchema,
+        response: { 200: PushAckSchema, ...problems(404, 409, 413, 415, 422, 502, 504) },
+      },
+    },
+    async (request) =>
+      deps.genebrc.push(platformOf(request), { ...request.body, ebrcBulkGenDtos: request.body.ebrcBulkGenDtos as RawLine[] }),
+  );
+}

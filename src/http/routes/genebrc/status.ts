@@ -1,0 +1,22 @@
+import type { Api, Deps } from '../../app.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { StatusBody, StatusSchema, problems } from '../../schemas.ts';
+
+export function statusRoute(app: Api, deps: Deps): void {
+  app.post(
+    '/genebrc/status',
+    {
+      schema: {
+        tags: ['eBRC generation'],
+        summary: "A request's processing status and its eBRC numbers (sandbox mode)",
+        description:
+          'PENDING requests are also checked with the authority before answering. Status: FAILED (refused at ' +
+          'acknowledgement), PENDING, then PROCESSED (every line generated), PARTIALLY_PROCESSED or ERRORED (none).',
+        security: [{ apiKey: [] }],
+        body: StatusBody,
+        response: { 200: StatusSchema, ...problems(404, 413, 415) },
+      },
+    },
+    async (request) => deps.genebrc.status(platformOf(request), request.body),
+  );
+}

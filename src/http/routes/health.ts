@@ -1,0 +1,30 @@
+import { sql } from 'kysely';
+import type { Api, Deps } from '../app.ts';
+import { Type } from 'typebox';
+
+export function healthRoutes(app: Api, deps: Deps): void {
+  app.get(
+    '/health',
+    { schema: { tags: ['Operations'], summary: 'The process is up', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/ready',
+    {
+      schema: {
+        tags: ['Operations'],
+        summary: 'The database answers',
+        response: { 200: Type.Object({ status: Type.Literal('ready') }), 503: Type.Object({ status: Type.Literal('unavailable') }) },
+      },
+    },
+    async (_request, reply) => {
+      try {
+        await sql`select 1`.execute(deps.database.db);
+        return { status: 'ready' as const };
+      } catch {
+        return reply.code(503).send({ status: 'unavailable' as const });
+      }
+    },
+  );
+}

@@ -1,0 +1,33 @@
+import type { Api, Deps } from '../../app.ts';
+import { refreshIrms } from '../../../services/irms.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { EmptyBody, IrmPageSchema, IrmRefreshQuery, problems } from '../../schemas.ts';
+import { requireDateRange } from '../date-range.ts';
+
+export function irmRefreshRoute(app: Api, deps: Deps): void {
+  app.post(
+    '/irm/refresh',
+    {
+      schema: {
+        tags: ['IRMs'],
+        summary: "Pull the customer's IRMs from the authority and page through them",
+        description:
+          'Pulls the IRMs from the authority (at most once per IRM_REFRESH_INTERVAL_SECONDS per customer; concurrent ' +
+          'refreshes share one call), stores them, and answers the requested page, newest `irmIssueDate` first. ' +
+          '`fromDate` and `toDate` filter `irmIssueDate`, inclusive. The customer must have validated credentials (409).',
+        security: [{ apiKey: [] }],
+        querystring: IrmRefreshQuery,
+        body: EmptyBody,
+        response: { 200: IrmPageSchema, ...problems(404, 409, 413, 415, 502, 504) },
+      },
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request) => {
+      const { platformCustomerId, ...query } = request.query;
+      requireDateRange(query);
+      return refreshIrms(deps.context, deps.irmPuller, platformOf(request), platformCustomerId, query);
+    },
+  );
+}

@@ -1,0 +1,25 @@
+import type { Api, Deps } from '../../app.ts';
+import { checkAuthorityCredentials } from '../../../services/authority-credentials.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { CheckCredentialsBody, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
+
+export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
+  app.post(
+    '/platform-customers/:id/check-authority-credentials',
+    {
+      schema: {
+        tags: ['Platform customers'],
+        summary: "Validate the customer's authority credentials",
+        description:
+          'Checks the credentials with the authority. When they are valid the customer gets its `iecCode` and ' +
+          '`authorityVerifiedAt`, and the credentials are kept encrypted (AES-256-GCM) for later calls. ' +
+          'When they are not, nothing stored changes. The password is never returned.',
+        security: [{ apiKey: [] }],
+        params: IdParams,
+        body: CheckCredentialsBody,
+        response: { 200: PlatformCustomerRef, ...problems(404, 409, 413, 415, 422, 502, 504) },
+      },
+    },
+    async (request) => checkAuthorityCredentials(deps.context, platformOf(request), request.params.id, request.body),
+  );
+}

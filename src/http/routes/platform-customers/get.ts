@@ -1,0 +1,20 @@
+import type { Api, Deps } from '../../app.ts';
+import { requireCustomer, toCustomer } from '../../../services/customers.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
+
+export function getPlatformCustomerRoute(app: Api, deps: Deps): void {
+  app.get(
+    '/platform-customers/:id',
+    {
+      schema: {
+        tags: ['Platform customers'],
+        summary: 'Get a platform customer',
+        security: [{ apiKey: [] }],
+        params: IdParams,
+        response: { 200: PlatformCustomerRef, ...problems(404) },
+      },
+    },
+    async (request) => toCustomer(await requireCustomer(deps.database.db, platformOf(request), request.params.id)),
+  );
+}

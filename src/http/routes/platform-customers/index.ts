@@ -1,0 +1,12 @@
+import type { Api, Deps } from '../../app.ts';
+import { checkAuthorityCredentialsRoute } from './check-authority-credentials.ts';
+import { createPlatformCustomerRoute } from './create.ts';
+import { getPlatformCustomerRoute } from './get.ts';
+import { listPlatformCustomersRoute } from './list.ts';
+
+export function platformCustomerRoutes(app: Api, deps: Deps): void {
+  createPlatformCustomerRoute(app, deps);
+  listPlatformCustomersRoute(app, deps);
+  getPlatformCustomerRoute(app, deps);
+  checkAuthorityCredentialsRoute(app, deps);
+}

@@ -1,0 +1,21 @@
+import type { Api, Deps } from '../../app.ts';
+import { listCustomers } from '../../../services/customers.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { CustomerListQuery, CustomerListSchema, problems } from '../../schemas.ts';
+
+export function listPlatformCustomersRoute(app: Api, deps: Deps): void {
+  app.get(
+    '/platform-customers',
+    {
+      schema: {
+        tags: ['Platform customers'],
+        summary: 'List platform customers',
+        description: 'Newest first. `search` matches part of the name or email, ignoring case.',
+        security: [{ apiKey: [] }],
+        querystring: CustomerListQuery,
+        response: { 200: CustomerListSchema, ...problems() },
+      },
+    },
+    async (request) => listCustomers(deps.database.db, platformOf(request), request.query),
+  );
+}

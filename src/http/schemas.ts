@@ -1,0 +1,299 @@
+import { Type, type Static, type TSchema } from 'typebox';
+import { REQUEST_STATUSES, type RequestStatus } from '../domain/request-state.ts';
+import { ERROR_TABLE, type ErrorCode } from '../errors.ts';
+
+/** A schema that also takes null, written as a JSON type list so validation errors stay readable. */
+export function Nullable<T extends TSchema>(schema: T, options: Record<string, unknown> = {}) {
+  const base = schema as unknown as { type: string };
+  return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [base.type, 'null'] });
+}
+
+export const DateTime = Type.String({ format: 'date-time' });
+export const IsoDate = Type.String({ format: 'date', description: 'YYYY-MM-DD, UTC, inclusive', examples: ['2025-09-15'] });
+
+export const FieldErrorSchema = Type.Object({
+  path: Type.String({ description: 'JSON pointer to the field, e.g. /ebrcBulkGenDtos/3/irmDt' }),
+  code: Type.String({ description: "A stable code; the authority's ERR code where it has one" }),
+  message: Type.String(),
+});
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.Unsafe<ErrorCode>({ type: 'string', enum: Object.keys(ERROR_TABLE) }),
+    requestId: Type.String(),
+    errors: Type.Optional(Type.Array(FieldErrorSchema)),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details (application/problem+json)' },
+);
+
+export const ProblemRef = Type.Unsafe<Static<typeof ProblemSchema>>(Type.Ref('Problem'));
+
+/** The standard error responses of an authenticated operation, plus the ones it names. */
+export function problems(...statuses: number[]) {
+  const all = [400, 401, 429, 500, ...statuses].sort();
+  return Object.fromEntries(all.map((status) => [status, ProblemRef]));
+}
+
+export const PageQuery = {
+  page: Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' }),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Items per page, 1 to 100' }),
+};
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The platform customer id' }) });
+
+export const PlatformCustomerSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    email: Type.String({ format: 'email' }),
+    type: Type.Literal('customer'),
+    companyName: Type.String(),
+    address: Nullable(Type.String()),
+    platformId: Type.String({ format: 'uuid', description: 'The platform that owns this customer' }),
+    isActive: Type.Boolean(),
+    iecCode: Nullable(Type.String(), { description: "The customer's IEC, once the authority has told it" }),
+    authorityVerifiedAt: Nullable(Type.String({ format: 'date-time' }), {
+      description: 'When the authority credentials were last validated; null until then',
+    }),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { $id: 'PlatformCustomer' },
+);
+export type PlatformCustomer = Static<typeof PlatformCustomerSchema>;
+export const PlatformCustomerRef = Type.Unsafe<PlatformCustomer>(Type.Ref('PlatformCustomer'));
+
+const NonBlank = '\\S';
+
+export const CreatePlatformCustomerBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: NonBlank }),
+    email: Type.String({ format: 'email', maxLength: 254 }),
+    type: Type.Optional(Type.Literal('customer', { default: 'customer' })),
+    companyName: Type.String({ minLength: 1, maxLength: 200, pattern: NonBlank }),
+    address: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const CustomerListQuery = Type.Object(
+  {
+    ...PageQuery,
+    search: Type.Optional(
+      Type.String({ maxLength: 200, description: 'Case-insensitive partial match on name or email; % and _ match themselves' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CustomerListSchema = Type.Object({
+  items: Type.Array(PlatformCustomerRef),
+  meta: Type.Object({
+    totalItems: Type.Integer(),
+    itemsPerPage: Type.Integer(),
+    totalPages: Type.Integer(),
+    currentPage: Type.Integer(),
+  }),
+});
+
+
+
+export const CheckCredentialsBody = Type.Object(
+  {
+    authorityUsername: Type.String({ minLength: 1, maxLength: 200 }),
+    authorityPassword: Type.String({ minLength: 1, maxLength: 200, writeOnly: true }),
+  },
+  { additionalProperties: false },
+);
+
+const Money = Type.Number({ description: 'Amount with at most two decimals, never negative (number(16,2))' });
+const Text = (maxLength: number, description?: string) => Type.String({ maxLength, ...(description ? { description } : {}) });
+
+export const IrmSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    irmNumber: Type.String(),
+    irmIssueDate: Type.String({ format: 'date' }),
+    irmStatus: Type.Union([Type.Literal('fresh'), Type.Literal('partially_utilised'), Type.Literal('utilised')]),
+    ifscCode: Type.String(),
+    remittanceAdCode: Type.String(),
+    remittanceDate: Type.String({ format: 'date' }),
+    remittanceFCC: Type.String(),
+    remittanceFCCAmount: Money,
+    ormAmountFCC: Money,
+    irmAvailableAmt: Money,
+    irmUtilizedAmt: Money,
+    iecCode: Type.String(),
+    panNumber: Type.String(),
+    remitterName: Type.String(),
+    remitterCountry: Type.String(),
+    purposeOfRemittance: Type.String(),
+    subjectType: Type.Literal('USER'),
+    userId: Type.String(),
+    platformCustomerId: Type.String(),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { $id: 'Irm' },
+);
+
+export const IrmRefreshQuery = Type.Object(
+  {
+    platformCustomerId: Type.String({ minLength: 1, maxLength: 100 }),
+    ...PageQuery,
+    irmNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only this IRM number' })),
+    fromDate: Type.Optional(IsoDate),
+    toDate: Type.Optional(IsoDate),
+  },
+  { additionalProperties: false },
+);
+
+export const EmptyBody = Type.Object({}, { additionalProperties: false, description: 'An empty object' });
+
+export const IrmPageSchema = Type.Object({
+  data: Type.Array(Type.Unsafe(Type.Ref('Irm'))),
+  meta: Type.Object({ total: Type.Integer(), page: Type.Integer(), limit: Type.Integer(), totalPages: Type.Integer() }),
+});
+
+const NullableMoney = Nullable(Money);
+const NullableText = (maxLength: number) => Nullable(Type.String({ maxLength }));
+
+/** A push line (interface 2.4). Formats the schema cannot say are checked by the domain, with the authority's ERR codes. */
+export const PushLineSchema = Type.Object(
+  {
+    serialNo: Type.Integer({ description: '1 to 999, unique in the push (ERR10, ERR11)' }),
+    uploadType: Type.Union([Type.Integer(), Type.String({ maxLength: 20 })], { description: "Equal to the push's uploadType" }),
+    branchSlNo: Type.Integer({ description: 'IEC branch serial, 0 to 999' }),
+    irmIfscCode: Text(50, 'IFSC, exactly 11 characters (ERR14)'),
+    irmAdCode: Text(50, 'AD code, exactly 7 characters (ERR16)'),
+    irmNumber: Type.String({ minLength: 1, maxLength: 50 }),
+    irmDt: Text(20, 'ddMMyyyy or YYYY-MM-DD (ERR17); shown as ddMMyyyy'),
+    irmFCC: Text(10, '3-letter currency code'),
+    irmPurposeCode: Text(10, 'RBI purpose code, e.g. P0103'),
+    irmRemitAmtFCC: Type.Number({ description: "The IRM's available amount now (ERR23)" }),
+    sbCumInvoiceNumber: Type.String({ minLength: 1, maxLength: 50 }),
+    sbCumInvoiceDate: Text(20, 'ddMMyyyy or YYYY-MM-DD (ERR28)'),
+    portCode: Text(20, '6-character port code from the port master (ERR29, ERR30)'),
+    billNo: Text(50, 'At most 20 characters (ERR31)'),
+    sbCumInvoiceFCC: Text(10, '3-letter currency code'),
+    sbCumInvoiceValueinFCC: Type.Number(),
+    mappedIRMAmountFCC: Type.Number({ description: 'Amount of the IRM mapped to this invoice (ERR38)' }),
+    isVostro: Type.Optional(NullableText(5)),
+    vostroType: Type.Optional(NullableText(10)),
+    mappedORMAmountFCC: Type.Optional(NullableMoney),
+    isThirdPartyExport: Type.Optional(NullableText(5)),
+    commissionValDeduct: Type.Optional(NullableMoney),
+    commissionValInfo: Type.Optional(NullableMoney),
+    discountValDeduct: Type.Optional(NullableMoney),
+    discountValInfo: Type.Optional(NullableMoney),
+    insuranceValDeduct: Type.Optional(NullableMoney),
+    insuranceValInfo: Type.Optional(NullableMoney),
+    otherDeductionDeduct: Type.Optional(NullableMoney),
+    otherdeductionsInfo: Type.Optional(NullableMoney),
+    freightValDeduct: Type.Optional(NullableMoney),
+    freightValInfo: Type.Optional(NullableMoney),
+    sacCode1: Type.Optional(NullableText(20)),
+    sacCode2: Type.Optional(NullableText(20)),
+    serviceTypeModesValue: Type.Optional(Nullable(Type.Integer())),
+    isGstAvail: Type.Optional(NullableText(5)),
+    gstinInvoiceNumber: Type.Optional(NullableText(50)),
+    gstinInvoiceDate: Type.Optional(NullableText(20)),
+  },
+  { additionalProperties: false },
+);
+
+export const MAX_LINES = 999;
+
+export const PushBodySchema = Type.Object(
+  {
+    platformCustomerId: Type.String({ minLength: 1, maxLength: 100 }),
+    recordResCount: Type.Integer({ minimum: 0, description: 'The number of lines sent (ERR08)' }),
+    uploadType: Type.Union([Type.String({ maxLength: 20 }), Type.Integer()], {
+      description: '101-104 as a string or number, or DIRECT_EXPORT/GOODS (101), SOFTEX (102), SERVICES (103), DEEMED_EXPORT (104); shown as the code string',
+    }),
+    decalarationFlag: Type.String({ maxLength: 1, description: 'Y (spelled so on the wire)' }),
+    ebrcBulkGenDtos: Type.Array(PushLineSchema, { minItems: 1, maxItems: MAX_LINES }),
+  },
+  { additionalProperties: false },
+);
+
+const ErrorDetailSchema = Type.Object({
+  serialNo: Nullable(Type.Integer()),
+  field: Nullable(Type.String()),
+  code: Type.String({ description: "The authority's ERR code where one exists" }),
+  message: Type.String(),
+});
+
+export const PushAckSchema = Type.Object({
+  authorityAckId: Nullable(Type.String()),
+  requestId: Type.String({ maxLength: 50 }),
+  ackStatus: Type.Union([Type.Literal('Validated'), Type.Literal('Failed')]),
+  recordResCount: Type.Integer(),
+  errorDetails: Type.Array(ErrorDetailSchema),
+});
+
+export const StatusBody = Type.Object(
+  { platformCustomerId: Type.String({ minLength: 1, maxLength: 100 }), requestId: Type.String({ minLength: 1, maxLength: 50 }) },
+  { additionalProperties: false },
+);
+
+const REQUEST_STATUS = Type.Unsafe<RequestStatus>({ type: 'string', enum: [...REQUEST_STATUSES] });
+
+const LineStatusSchema = Type.Object({
+  serialNo: Type.Integer(),
+  irmNumber: Type.String(),
+  sbCumInvoiceNumber: Type.String(),
+  status: Type.Union([Type.Literal('PENDING'), Type.Literal('GENERATED'), Type.Literal('FAILED')]),
+  ebrcNumber: Nullable(Type.String()),
+  ebrcDate: Nullable(Type.String({ format: 'date' })),
+  errorDetails: Type.Array(ErrorDetailSchema),
+});
+
+export const StatusSchema = Type.Object({
+  requestId: Type.String(),
+  authorityAckId: Nullable(Type.String()),
+  status: REQUEST_STATUS,
+  recordResCount: Type.Integer(),
+  recordProCount: Type.Integer(),
+  recordFailCount: Type.Integer(),
+  processedAt: Nullable(DateTime),
+  ebrcBulkGenStatusList: Type.Array(LineStatusSchema),
+  errorDetails: Type.Array(ErrorDetailSchema),
+});
+
+export const RequestListQuery = Type.Object(
+  {
+    platformCustomerId: Type.String({ minLength: 1, maxLength: 100 }),
+    requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+    status: Type.Optional(REQUEST_STATUS),
+    fromDate: Type.Optional(IsoDate),
+    toDate: Type.Optional(IsoDate),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+
+export const RequestRecordSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  userId: Nullable(Type.String()),
+  platformCustomerId: Nullable(Type.String()),
+  requestId: Type.String(),
+  iecNumber: Type.String(),
+  recordResCount: Type.Integer(),
+  uploadType: Type.String(),
+  decalarationFlag: Nullable(Type.String()),
+  ebrcBulkGenDtos: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+  ebrcBulkGenStatusList: Nullable(Type.Array(LineStatusSchema)),
+  authorityAckId: Nullable(Type.String()),
+  status: REQUEST_STATUS,
+  errorDetails: Type.Object({ errors: Type.Array(ErrorDetailSchema) }),
+  processedAt: Nullable(DateTime),
+  createdAt: DateTime,
+  updatedAt: DateTime,
+});
+
+export const SHARED_SCHEMAS = [ProblemSchema, PlatformCustomerSchema, IrmSchema];

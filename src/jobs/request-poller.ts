@@ -1,0 +1,89 @@
+import { CompiledQuery, type Kysely } from 'kysely';
+import { PgBoss } from 'pg-boss';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database } from '../store/database.ts';
+import { openRequestIds } from '../store/requests.ts';
+import type { Schema } from '../store/schema.ts';
+import type { RequestScheduler } from './scheduler.ts';
+
+const QUEUE = 'genebrc-advance';
+const RECOVERY_INTERVAL_MS = 60_000;
+const RECOVERY_BATCH = 1_000;
+
+type AdvanceJob = { requestId: string };
+
+export class StillOpen extends Error {}
+
+/**
+ * Keeps every open GenEBRC request moving without anyone asking, on pg-boss. Each request has at
+ * most one job queued or running (an `exclusive` queue keyed by the request), scheduled in the
+ * push's own transaction; the job asks the authority and, while the request is still open, fails
+ * so that pg-boss retries it with backoff. A sweep at start and every minute re-queues any open
+ * request without a job (after a crash, say). Several processes may run it on one PostgreSQL database:
+ * pg-boss hands each job to one worker, and every state change is a compare-and-set besides.
+ */
+export class RequestPoller implements RequestScheduler {
+  readonly #boss: PgBoss;
+  readonly #database: Database;
+  readonly #pollIntervalSeconds: number;
+  readonly #log: FastifyBaseLogger;
+  #recovery: NodeJS.Timeout | undefined;
+
+  constructor(options: { database: Database; pollIntervalSeconds: number; log: FastifyBaseLogger }) {
+    this.#database = options.database;
+    this.#pollIntervalSeconds = options.pollIntervalSeconds;
+    this.#log = options.log;
+    this.#boss = new PgBoss({ db: options.database.executor as never, supervise: true, schedule: false });
+    this.#boss.on('error', (error: unknown) => this.#log.error({ err: error }, 'job queue error'));
+  }
+
+  async start(): Promise<void> {
+    await this.#boss.start();
+    await this.#boss.createQueue(QUEUE, {
+      policy: 'exclusive',
+      retryLimit: 100_000,
+      retryDelay: this.#pollIntervalSeconds,
+      retryBackoff: true,
+      retryDelayMax: 60,
+      expireInSeconds: 300,
+    });
+  }
+
+  /** Starts working the queue with `advance`, which returns whether the request is still open. */
+  async work(advance: (requestId: string) => Promise<boolean>): Promise<void> {
+    await this.#boss.work<AdvanceJob>(QUEUE, { pollingIntervalSeconds: Math.max(0.5, this.#pollIntervalSeconds / 2), batchSize: 5 }, async (jobs) => {
+      for (const job of jobs) {
+        if (await advance(job.data.requestId)) throw new StillOpen(`request ${job.data.requestId} is still open`);
+      }
+    });
+    await this.recover();
+    this.#recovery = setInterval(() => {
+      this.recover().catch((error: unknown) => this.#log.error({ err: error }, 'recovery sweep failed'));
+    }, RECOVERY_INTERVAL_MS);
+    this.#recovery.unref();
+  }
+
+  async scheduleAdvance(db: Kysely<Schema>, requestId: string): Promise<void> {
+    await this.#boss.send(QUEUE, { requestId } satisfies AdvanceJob, {
+      singletonKey: requestId,
+      startAfter: this.#pollIntervalSeconds,
+      db: {
+        executeSql: async (text: string, values?: unknown[]) => ({
+          rows: [...(await db.executeQuery(CompiledQuery.raw(text, values ?? []))).rows],
+        }),
+      },
+    });
+  }
+
+  /** Queues a job for every open request that has none. */
+  async recover(): Promise<void> {
+    for (const requestId of await openRequestIds(this.#database.db, RECOVERY_BATCH)) {
+      await this.#boss.send(QUEUE, { requestId } satisfies AdvanceJob, { singletonKey: requestId });
+    }
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#recovery);
+    await this.#boss.stop({ graceful: true, timeout: 10_000 });
+  }
+}

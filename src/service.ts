@@ -1,0 +1,105 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Authority } from './authority/authority.ts';
+import { withDeadline } from './authority/deadline.ts';
+import { createSandboxAuthority } from './authority/sandbox/sandbox-authority.ts';
+import type { Config } from './config.ts';
+import { buildApp, type Api } from './http/app.ts';
+import { RequestPoller } from './jobs/request-poller.ts';
+import type { ServiceContext } from './services/context.ts';
+import { CredentialsVault, loadCredentialsKey } from './services/credentials-vault.ts';
+import { GenebrcService } from './services/genebrc.ts';
+import { IrmPuller } from './services/irms.ts';
+import { openDatabase, type Database } from './store/database.ts';
+import { migrate } from './store/migrate.ts';
+
+export type Service = {
+  app: Api;
+  database: Database;
+  genebrc: GenebrcService;
+  poller: RequestPoller;
+  /** Stops taking requests, finishes those in flight, stops background work, closes the database. */
+  close(): Promise<void>;
+};
+
+export type ServiceOptions = {
+  config: Config;
+  logger?: FastifyBaseLogger | boolean;
+  /** Replaces the sandbox (tests inject faults here). */
+  authority?: (database: Database) => Authority;
+};
+
+/** Opens the database, applies migrations, builds the app and starts the poller; does not listen. */
+export async function createService(options: ServiceOptions): Promise<Service> {
+  const { config } = options;
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  let poller: RequestPoller | undefined;
+  try {
+    await migrate(database);
+    const authority = options.authority
+      ? options.authority(database)
+      : createSandboxAuthority({ database, processingDelayMs: config.sandboxProcessingDelayMs });
+    const context: ServiceContext = {
+      config,
+      db: database.db,
+      authority: withDeadline(authority, config.authorityTimeoutMs),
+      vault: new CredentialsVault(loadCredentialsKey(config)),
+    };
+    const irmPuller = new IrmPuller(context);
+    let app: Api | undefined;
+    poller = new RequestPoller({ database, pollIntervalSeconds: config.pollIntervalSeconds, log: logOf(() => app) });
+    const genebrc = new GenebrcService(context, irmPuller, poller);
+    app = await buildApp({
+      config,
+      database,
+      context,
+      irmPuller,
+      genebrc,
+      ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    });
+    await poller.start();
+    if (config.runPoller) {
+      const log = app.log;
+      await poller.work(async (id) => {
+        try {
+          const status = await genebrc.advance(id);
+          return status === 'PENDING' || status === 'SUBMITTING';
+        } catch (error) {
+          log.warn({ err: error, request: id }, 'could not advance a request; will retry');
+          return true;
+        }
+      });
+    }
+    const started = { app, poller };
+    let closing: Promise<void> | undefined;
+    return {
+      app,
+      database,
+      genebrc,
+      poller,
+      close() {
+        closing ??= (async () => {
+          try {
+            await started.app.close();
+            await started.poller.stop();
+          } finally {
+            await database.close();
+          }
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await poller?.stop().catch(() => undefined);
+    await database.close();
+    throw error;
+  }
+}
+
+/** The app's logger once it exists (the poller is made before the app). */
+function logOf(app: () => Api | undefined): FastifyBaseLogger {
+  const forward = (level: 'error' | 'warn' | 'info' | 'debug') => (...args: unknown[]) => {
+    const log = app()?.log as unknown as Record<string, (...a: unknown[]) => void> | undefined;
+    log?.[level]?.(...args);
+  };
+  return { error: forward('error'), warn: forward('warn'), info: forward('info'), debug: forward('debug') } as unknown as FastifyBaseLogger;
+}

@@ -1,0 +1,26 @@
+import * as store from '../store/customers.ts';
+import type { ServiceContext } from './context.ts';
+import { requireCustomer, toCustomer, type Customer } from './customers.ts';
+
+/**
+ * Validates a customer's authority credentials. Only when the authority accepts them are they
+ * kept (encrypted) with the IEC it tells; a refusal or an outage leaves what was stored before.
+ */
+export async function checkAuthorityCredentials(
+  context: ServiceContext,
+  platformId: string,
+  customerId: string,
+  credentials: { authorityUsername: string; authorityPassword: string },
+): Promise<Customer> {
+  const customer = await requireCustomer(context.db, platformId, customerId);
+  const authorityCredentials = { username: credentials.authorityUsername, password: credentials.authorityPassword };
+  const { iecCode } = await context.authority.checkCredentials(authorityCredentials);
+  const row = await store.saveVerification(context.db, {
+    id: customer.id,
+    iecCode,
+    username: credentials.authorityUsername,
+    encryptedCredentials: context.vault.seal(customer.id, authorityCredentials),
+    verifiedAt: new Date(),
+  });
+  return toCustomer(row);
+}

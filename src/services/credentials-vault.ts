@@ -1,0 +1,56 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AuthorityCredentials } from '../authority/authority.ts';
+
+const VERSION = 'v1';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * Keeps authority credentials encrypted at rest with AES-256-GCM. Each ciphertext is bound to its
+ * customer (the customer id is the additional authenticated data), so a stored blob copied onto
+ * another customer does not decrypt.
+ */
+export class CredentialsVault {
+  readonly #key: Buffer;
+
+  constructor(key: Buffer) {
+    if (key.length !== 32) throw new Error('the credentials key must be 32 bytes');
+    this.#key = key;
+  }
+
+  seal(customerId: string, credentials: AuthorityCredentials): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
+    cipher.setAAD(Buffer.from(customerId));
+    const body = Buffer.concat([cipher.update(JSON.stringify(credentials), 'utf8'), cipher.final()]);
+    return `${VERSION}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+  }
+
+  open(customerId: string, sealed: string): AuthorityCredentials {
+    const [version, payload] = sealed.split(':');
+    if (version !== VERSION || !payload) throw new Error('unknown credentials format');
+    const raw = Buffer.from(payload, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, IV_BYTES));
+    decipher.setAAD(Buffer.from(customerId));
+    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    const text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    return JSON.parse(text) as AuthorityCredentials;
+  }
+}
+
+/** ENCRYPTION_KEY when set; otherwise a key file in the data folder, made once with owner-only access. */
+export function loadCredentialsKey(options: { encryptionKey?: string | undefined; dataDir: string }): Buffer {
+  if (options.encryptionKey) return Buffer.from(options.encryptionKey, 'base64');
+  const file = path.join(options.dataDir, 'encryption.key');
+  fs.mkdirSync(options.dataDir, { recursive: true });
+  try {
+    fs.writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+  if (key.length !== 32) throw new Error(`${file} does not hold a 32-byte base64 key`);
+  return key;
+}

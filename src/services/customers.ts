@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { AppError, notFound } from '../errors.ts';
+import * as store from '../store/customers.ts';
+import { isUniqueViolation } from '../store/errors.ts';
+import type { Schema } from '../store/schema.ts';
+
+export type Customer = {
+  id: string;
+  name: string;
+  email: string;
+  type: 'customer';
+  companyName: string;
+  address: string | null;
+  platformId: string;
+  isActive: boolean;
+  iecCode: string | null;
+  authorityVerifiedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export function toCustomer(row: store.CustomerRow): Customer {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    type: 'customer',
+    companyName: row.company_name,
+    address: row.address,
+    platformId: row.platform_id,
+    isActive: row.is_active,
+    iecCode: row.iec_code,
+    authorityVerifiedAt: row.authority_verified_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export type NewCustomer = { name: string; email: string; companyName: string; address?: string | null | undefined };
+
+export async function createCustomer(db: Kysely<Schema>, platformId: string, input: NewCustomer): Promise<Customer> {
+  try {
+    const row = await store.insertCustomer(db, {
+      id: randomUUID(),
+      platformId,
+      name: input.name,
+      email: input.email,
+      type: 'customer',
+      companyName: input.companyName,
+      address: input.address ?? null,
+    });
+    return toCustomer(row);
+  } catch (error) {
+    if (isUniqueViolation(error, store.EMAIL_UNIQUE_INDEX)) {
+      throw new AppError('customer_email_taken', `This platform already has a customer with the email ${input.email}.`, {
+        errors: [{ path: '/email', code: 'customer_email_taken', message: 'Another customer of this platform uses this email.' }],
+      });
+    }
+    throw error;
+  }
+}
+
+/** The platform's customer, or 404 for a missing id and for another platform's customer alike. */
+export async function requireCustomer(db: Kysely<Schema>, platformId: string, id: string): Promise<store.CustomerRow> {
+  const row = await store.findCustomer(db, platformId, id);
+  if (!row) throw notFound(`Platform customer ${id}`);
+  return row;
+}
+
+export async function listCustomers(
+  db: Kysely<Schema>,
+  platformId: string,
+  query: { page: number; limit: number; search?: string | undefined },
+) {
+  const { rows, total } = await store.listCustomers(db, {
+    platformId,
+    search: query.search,
+    offset: (query.page - 1) * query.limit,
+    limit: query.limit,
+  });
+  return {
+    items: rows.map(toCustomer),
+    meta: { totalItems: total, itemsPerPage: query.limit, totalPages: Math.ceil(total / query.limit), currentPage: query.page },
+  };
+}

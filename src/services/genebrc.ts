@@ -1,0 +1,472 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { AuthorityErrorDetail, RequestStatusAnswer } from '../authority/authority.ts';
+import { AuthorityError } from '../authority/authority.ts';
+import { AppError, notFound } from '../errors.ts';
+import { formatCents, parseDecimalString, sumCents, type Cents } from '../domain/money.ts';
+import { lineToWire, normaliseLines, type Line, type RawLine } from '../domain/push-line.ts';
+import { checkPushRules, type ErrorDetail, type IrmSnapshot } from '../domain/push-rules.ts';
+import { finalStatusFor, type LineStatus, type RequestStatus, type StoredRequestStatus } from '../domain/request-state.ts';
+import { normalizeUploadType } from '../domain/upload-type.ts';
+import type { RequestScheduler } from '../jobs/scheduler.ts';
+import * as irmStore from '../store/irms.ts';
+import * as store from '../store/requests.ts';
+import { credentialsOf, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
+import { requireCustomer } from './customers.ts';
+import type { IrmPuller } from './irms.ts';
+
+export type PushBody = {
+  platformCustomerId: string;
+  recordResCount: number;
+  uploadType: string | number;
+  decalarationFlag: string;
+  ebrcBulkGenDtos: RawLine[];
+};
+
+export type PushAck = {
+  authorityAckId: string | null;
+  requestId: string;
+  ackStatus: 'Validated' | 'Failed';
+  recordResCount: number;
+  errorDetails: ErrorDetail[];
+};
+
+export type LineStatusEntry = {
+  serialNo: number;
+  irmNumber: string;
+  sbCumInvoiceNumber: string;
+  status: LineStatus;
+  ebrcNumber: string | null;
+  ebrcDate: string | null;
+  errorDetails: ErrorDetail[];
+};
+
+export type RequestStatusView = {
+  requestId: string;
+  authorityAckId: string | null;
+  status: RequestStatus;
+  recordResCount: number;
+  recordProCount: number;
+  recordFailCount: number;
+  processedAt: string | null;
+  ebrcBulkGenStatusList: LineStatusEntry[];
+  errorDetails: ErrorDetail[];
+};
+
+export type RequestRecord = {
+  id: string;
+  userId: string | null;
+  platformCustomerId: string | null;
+  requestId: string;
+  iecNumber: string;
+  recordResCount: number;
+  uploadType: string;
+  decalarationFlag: string | null;
+  ebrcBulkGenDtos: Record<string, unknown>[];
+  ebrcBulkGenStatusList: LineStatusEntry[] | null;
+  authorityAckId: string | null;
+  status: RequestStatus;
+  errorDetails: { errors: ErrorDetail[] };
+  processedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+};
+
+const DECLARATION_FLAG = 'Y';
+
+/** A request the authority was never reached for is failed with this detail, once reconciliation has asked. */
+const NOT_RECEIVED: ErrorDetail = {
+  serialNo: null,
+  field: null,
+  code: 'authority_not_received',
+  message: 'The authority never received this request (it was unreachable); nothing was generated and the mapped amounts were released.',
+};
+
+class LostReservationRace extends Error {
+  readonly irmNumber: string;
+  constructor(irmNumber: string) {
+    super(`IRM ${irmNumber} changed while reserving`);
+    this.irmNumber = irmNumber;
+  }
+}
+
+/** Request ids are ours: unique, at most 50 characters (ERR07), never reused (ERR09). */
+function newRequestId(now: Date): string {
+  const day = now.toISOString().slice(0, 10).replaceAll('-', '');
+  return `EBRCGW${day}${randomBytes(9).toString('hex').toUpperCase()}`;
+}
+
+/** SUBMITTING is ours alone: to clients it is a request still pending at the authority. */
+function visibleStatus(status: string): RequestStatus {
+  return (status === 'SUBMITTING' ? 'PENDING' : status) as RequestStatus;
+}
+
+function snapshotOf(row: irmStore.IrmRow): IrmSnapshot {
+  const ddMMyyyy = (iso: string) => `${iso.slice(8, 10)}${iso.slice(5, 7)}${iso.slice(0, 4)}`;
+  return {
+    irmNumber: row.irm_number,
+    irmIssueDate: ddMMyyyy(row.irm_issue_date),
+    ifscCode: row.ifsc_code,
+    remittanceFCC: row.remittance_fcc,
+    purposeOfRemittance: row.purpose_of_remittance,
+    availableCents: parseDecimalString(row.irm_available_amt),
+    remittanceDate: ddMMyyyy(row.remittance_date),
+  };
+}
+
+function detailsForSerial(details: readonly ErrorDetail[], serialNo: number): ErrorDetail[] {
+  return details.filter((detail) => detail.serialNo === serialNo);
+}
+
+export class GenebrcService {
+  readonly #context: ServiceContext;
+  readonly #puller: IrmPuller;
+  readonly #scheduler: RequestScheduler;
+
+  constructor(context: ServiceContext, puller: IrmPuller, scheduler: RequestScheduler) {
+    this.#context = context;
+    this.#puller = puller;
+    this.#scheduler = scheduler;
+  }
+
+  /** How long a request may stay SUBMITTING before reconciliation asks the authority about it. */
+  get submitGraceMs(): number {
+    return this.#context.config.authorityTimeoutMs + 5_000;
+  }
+
+  async push(platformId: string, body: PushBody): Promise<PushAck> {
+    const { db } = this.#context;
+    const customer = requireVerified(await requireCustomer(db, platformId, body.platformCustomerId));
+    const uploadType = normalizeUploadType(body.uploadType);
+    const problems = [];
+    if (uploadType === null) {
+      problems.push({
+        path: '/uploadType',
+        code: 'invalid_upload_type',
+        message: 'uploadType must be 101, 102, 103 or 104 (string or number), or DIRECT_EXPORT, GOODS, SOFTEX, SERVICES or DEEMED_EXPORT.',
+      });
+    }
+    if (body.decalarationFlag !== DECLARATION_FLAG) {
+      problems.push({
+        path: '/decalarationFlag',
+        code: body.decalarationFlag === '' ? 'ERR36' : 'ERR37',
+        message: 'decalarationFlag must be Y: the exporter declares the mapping true.',
+      });
+    }
+    const normalised = uploadType === null ? { lines: [], problems: [] } : normaliseLines(body.ebrcBulkGenDtos, uploadType);
+    problems.push(...normalised.problems);
+    if (problems.length > 0 || uploadType === null) {
+      throw new AppError(
+        'validation_failed',
+        problems.length === 1 ? `The push has an invalid field: ${problems[0]!.message}` : `The push has ${problems.length} invalid fields; see errors.`,
+        { errors: problems },
+      );
+    }
+    const lines = normalised.lines;
+    const now = new Date();
+    const request = {
+      id: randomUUID(),
+      requestId: newRequestId(now),
+      platformId,
+      customerId: customer.id,
+      iecNumber: customer.iec_code,
+      recordResCount: body.recordResCount,
+      uploadType,
+      declarationFlag: body.decalarationFlag,
+    };
+
+    const irms = await this.#irmsFor(customer, lines);
+    const snapshots = new Map([...irms.values()].map((row) => [row.irm_number, snapshotOf(row)]));
+    const ruleErrors = checkPushRules({ recordResCount: body.recordResCount, uploadType, lines, irms: snapshots });
+    if (ruleErrors.length > 0) return this.#storeFailed(request, lines, irms, ruleErrors);
+
+    try {
+      await this.#reserveAndStore(request, lines, irms);
+    } catch (error) {
+      if (!(error instanceof LostReservationRace)) throw error;
+      return this.#storeFailed(request, lines, irms, await this.#raceErrors(customer, lines, error.irmNumber));
+    }
+    return this.#submit(customer, request, lines);
+  }
+
+  /** The IRMs the lines name, from the store; unknown ones trigger a pull from the authority first. */
+  async #irmsFor(customer: VerifiedCustomer, lines: readonly Line[]): Promise<Map<string, irmStore.IrmRow>> {
+    const numbers = [...new Set(lines.map((line) => line.irmNumber))];
+    let rows = await irmStore.findIrmsByNumber(this.#context.db, customer.id, numbers);
+    if (rows.length < numbers.length) {
+      await this.#puller.pull(customer);
+      rows = await irmStore.findIrmsByNumber(this.#context.db, customer.id, numbers);
+    }
+    return new Map(rows.map((row) => [row.irm_number, row]));
+  }
+
+  async #storeFailed(
+    request: Omit<store.NewRequest, 'status' | 'errorDetails' | 'processedAt'>,
+    lines: readonly Line[],
+    irms: ReadonlyMap<string, irmStore.IrmRow>,
+    errors: ErrorDetail[],
+  ): Promise<PushAck> {
+    await this.#context.db.transaction().execute((tx) =>
+      store.insertRequest(
+        tx,
+        { ...request, status: 'FAILED', errorDetails: errors, processedAt: new Date() },
+        lines.map((line, index) => this.#newLine(line, index, irms, false, 'FAILED', detailsForSerial(errors, line.serialNo))),
+      ),
+    );
+    return { authorityAckId: null, requestId: request.requestId, ackStatus: 'Failed', recordResCount: request.recordResCount, errorDetails: errors };
+  }
+
+  #newLine(
+    line: Line,
+    index: number,
+    irms: ReadonlyMap<string, irmStore.IrmRow>,
+    reserved: boolean,
+    status: LineStatus,
+    errorDetails: ErrorDetail[],
+  ): store.NewLine {
+    return {
+      lineIndex: index,
+      serialNo: line.serialNo,
+      irmId: irms.get(line.irmNumber)?.id ?? null,
+      irmNumber: line.irmNumber,
+      sbCumInvoiceNumber: line.sbCumInvoiceNumber,
+      mappedAmount: formatCents(line.mappedIRMAmountFCC),
+      reserved,
+      payload: lineToWire(line),
+      status,
+      errorDetails,
+    };
+  }
+
+  /**
+   * Reserves every IRM's mapped total and stores the request, in one transaction: either all of it
+   * happens or none. An IRM whose available amount moved since the checks (a concurrent push) loses the race.
+   */
+  async #reserveAndStore(
+    request: Omit<store.NewRequest, 'status' | 'errorDetails' | 'processedAt'>,
+    lines: readonly Line[],
+    irms: ReadonlyMap<string, irmStore.IrmRow>,
+  ): Promise<void> {
+    const perIrm = new Map<string, Cents[]>();
+    for (const line of lines) perIrm.set(line.irmNumber, [...(perIrm.get(line.irmNumber) ?? []), line.mappedIRMAmountFCC]);
+    // A fixed order (by id) so that two pushes over the same IRMs cannot deadlock on PostgreSQL.
+    const reservations = [...perIrm.entries()]
+      .map(([irmNumber, amounts]) => ({ irm: irms.get(irmNumber)!, amount: sumCents(amounts) }))
+      .sort((a, b) => (a.irm.id < b.irm.id ? -1 : 1));
+    await this.#context.db.transaction().execute(async (tx) => {
+      for (const { irm, amount } of reservations) {
+        if (!(await store.reserveIrmAmount(tx, irm.id, irm.irm_available_amt, formatCents(amount)))) {
+          throw new LostReservationRace(irm.irm_number);
+        }
+      }
+      await store.insertRequest(
+        tx,
+        { ...request, status: 'SUBMITTING', errorDetails: [], processedAt: null },
+        lines.map((line, index) => this.#newLine(line, index, irms, true, 'PENDING', [])),
+      );
+      await this.#scheduler.scheduleAdvance(tx, request.id);
+    });
+  }
+
+  /** Why a push lost a reservation race, checked against the IRMs as they are now (ERR23 or ERR38). */
+  async #raceErrors(customer: VerifiedCustomer, lines: readonly Line[], irmNumber: string): Promise<ErrorDetail[]> {
+    const [row] = await irmStore.findIrmsByNumber(this.#context.db, customer.id, [irmNumber]);
+    const snapshots = new Map(row ? [[row.irm_number, snapshotOf(row)]] : []);
+    const errors = checkPushRules({
+      recordResCount: lines.length,
+      uploadType: lines[0]!.uploadType,
+      lines: lines.filter((line) => line.irmNumber === irmNumber),
+      irms: snapshots,
+    });
+    return errors.length > 0
+      ? errors
+      : [{ serialNo: null, field: 'irmNumber', code: 'ERR38', message: `IRM ${irmNumber} was mapped by another request at the same time; refresh IRMs and push again.` }];
+  }
+
+  async #submit(
+    customer: VerifiedCustomer,
+    request: Omit<store.NewRequest, 'status' | 'errorDetails' | 'processedAt'>,
+    lines: readonly Line[],
+  ): Promise<PushAck> {
+    const credentials = credentialsOf(this.#context, customer);
+    try {
+      const ack = await this.#context.authority.push(credentials, {
+        iecNumber: request.iecNumber,
+        requestId: request.requestId,
+        recordResCount: request.recordResCount,
+        uploadType: request.uploadType,
+        decalarationFlag: request.declarationFlag,
+        ebrcBulkGenDtos: lines.map(lineToWire),
+      });
+      if (ack.ackStatus === 'Validated' && ack.ackId) {
+        await store.moveRequest(this.#context.db, request.id, 'SUBMITTING', { status: 'PENDING', authorityAckId: ack.ackId });
+        return { authorityAckId: ack.ackId, requestId: request.requestId, ackStatus: 'Validated', recordResCount: request.recordResCount, errorDetails: [] };
+      }
+      await this.#fail(request.id, 'SUBMITTING', ack.errorDetails);
+      return { authorityAckId: null, requestId: request.requestId, ackStatus: 'Failed', recordResCount: request.recordResCount, errorDetails: ack.errorDetails };
+    } catch (error) {
+      if (!(error instanceof AuthorityError)) throw error;
+      // The outcome is unknown (the authority may have taken the push and lost the answer): ask it by requestId.
+      const settled = await this.#reconcile(request.id, customer).catch(() => undefined);
+      if (settled?.ack) return { ...settled.ack, recordResCount: request.recordResCount };
+      throw new AppError(
+        error.failure === 'timeout' ? 'authority_timeout' : 'authority_unavailable',
+        `${error.failure === 'timeout' ? 'The authority did not answer in time' : 'The authority is unavailable'}. ` +
+          `Request ${request.requestId} is held and will be reconciled with the authority by itself: it becomes PENDING if the authority received it, ` +
+          'else FAILED with its amounts released. Follow it with POST /api/v1/genebrc/status.',
+      );
+    }
+  }
+
+  async #fail(id: string, from: StoredRequestStatus, errors: readonly AuthorityErrorDetail[]): Promise<boolean> {
+    return this.#context.db.transaction().execute(async (tx) => {
+      if (!(await store.moveRequest(tx, id, from, { status: 'FAILED', errorDetails: [...errors], processedAt: new Date() }))) return false;
+      await store.setLinesStatus(tx, id, 'FAILED');
+      await store.releaseReservations(tx, id);
+      return true;
+    });
+  }
+
+  /**
+   * Settles a SUBMITTING request by asking the authority for its requestId: unknown there → FAILED
+   * (nothing generated, reservations released); refused → FAILED; accepted → PENDING with its ack id.
+   */
+  async #reconcile(id: string, customer: VerifiedCustomer): Promise<{ ack: Omit<PushAck, 'recordResCount'>; answer: RequestStatusAnswer | null } | undefined> {
+    const request = await store.findRequestById(this.#context.db, id);
+    if (!request || request.status !== 'SUBMITTING') return undefined;
+    const answer = await this.#context.authority.getStatus(credentialsOf(this.#context, customer), request.request_id);
+    if (answer === null || answer.ackStatus === 'Failed' || !answer.ackId) {
+      const errors = answer === null ? [NOT_RECEIVED] : answer.errorDetails;
+      await this.#fail(id, 'SUBMITTING', errors);
+      return { ack: { authorityAckId: null, requestId: request.request_id, ackStatus: 'Failed', errorDetails: errors as ErrorDetail[] }, answer };
+    }
+    await store.moveRequest(this.#context.db, id, 'SUBMITTING', { status: 'PENDING', authorityAckId: answer.ackId });
+    return { ack: { authorityAckId: answer.ackId, requestId: request.request_id, ackStatus: 'Validated', errorDetails: [] }, answer };
+  }
+
+  /**
+   * Moves one open request along: reconciles a SUBMITTING one whose push is older than the grace
+   * time, asks the authority about a PENDING one and records a final answer. Safe to run from any
+   * number of processes at once: every move is a compare-and-set on the status, so it happens once.
+   * Returns the request's status afterwards.
+   */
+  async advance(id: string): Promise<StoredRequestStatus | undefined> {
+    const { db } = this.#context;
+    let request = await store.findRequestById(db, id);
+    if (!request) return undefined;
+    const customer = requireVerified(await requireCustomer(db, request.platform_id, request.platform_customer_id));
+    let answer: RequestStatusAnswer | null | undefined;
+    if (request.status === 'SUBMITTING') {
+      if (Date.now() - request.created_at.getTime() < this.submitGraceMs) return 'SUBMITTING';
+      answer = (await this.#reconcile(id, customer))?.answer;
+      request = (await store.findRequestById(db, id))!;
+    }
+    if (request.status !== 'PENDING') return request.status as StoredRequestStatus;
+    answer ??= await this.#context.authority.getStatus(credentialsOf(this.#context, customer), request.request_id);
+    if (!answer || answer.processingStatus === 'Pending') return 'PENDING';
+    return this.#finish(request, answer);
+  }
+
+  async #finish(request: store.RequestRow, answer: RequestStatusAnswer): Promise<RequestStatus> {
+    const results = answer.records.map((record) => ({
+      serialNo: record.serialNo,
+      status: record.status,
+      ebrcNumber: record.ebrcNumber,
+      ebrcDate: record.ebrcDate,
+      errorDetails: record.errorDetails,
+    }));
+    const status = finalStatusFor(results.map((result) => result.status));
+    const moved = await this.#context.db.transaction().execute(async (tx) => {
+      if (!(await store.moveRequest(tx, request.id, 'PENDING', { status, processedAt: new Date() }))) return false;
+      await store.applyLineResults(tx, request.id, results);
+      await store.releaseReservations(tx, request.id, 'FAILED');
+      await store.settleGeneratedLines(tx, request.id);
+      return true;
+    });
+    if (moved) return status;
+    return (await store.findRequestById(this.#context.db, request.id))!.status as RequestStatus;
+  }
+
+  async status(platformId: string, body: { platformCustomerId: string; requestId: string }): Promise<RequestStatusView> {
+    const { db } = this.#context;
+    const customer = await requireCustomer(db, platformId, body.platformCustomerId);
+    let request = await store.findRequestOfCustomer(db, customer.id, body.requestId);
+    if (!request) throw notFound(`Request ${body.requestId} of platform customer ${customer.id}`);
+    if (request.status === 'PENDING' || request.status === 'SUBMITTING') {
+      try {
+        await this.advance(request.id);
+      } catch (error) {
+        // The status call answers what is known; the poller keeps asking the authority.
+        if (!(error instanceof AuthorityError)) throw error;
+      }
+      request = (await store.findRequestById(db, request.id))!;
+    }
+    const lines = await store.linesOf(db, [request.id]);
+    const entries = lines.map(toLineEntry);
+    return {
+      requestId: request.request_id,
+      authorityAckId: request.authority_ack_id,
+      status: visibleStatus(request.status),
+      recordResCount: request.record_res_count,
+      recordProCount: entries.filter((entry) => entry.status === 'GENERATED').length,
+      recordFailCount: entries.filter((entry) => entry.status === 'FAILED').length,
+      processedAt: request.processed_at?.toISOString() ?? null,
+      ebrcBulkGenStatusList: entries,
+      errorDetails: request.error_details,
+    };
+  }
+
+  async list(
+    platformId: string,
+    query: { platformCustomerId: string; requestId?: string; status?: string; fromDate?: string; toDate?: string; page: number; limit: number },
+  ): Promise<{ records: RequestRecord[]; total: number }> {
+    const { db } = this.#context;
+    const customer = await requireCustomer(db, platformId, query.platformCustomerId);
+    const { rows, total } = await store.listRequests(db, {
+      customerId: customer.id,
+      requestId: query.requestId,
+      status: query.status,
+      fromDate: query.fromDate,
+      toDate: query.toDate,
+      offset: (query.page - 1) * query.limit,
+      limit: query.limit,
+    });
+    const lines = await store.linesOf(db, rows.map((row) => row.id));
+    const linesByRequest = Map.groupBy(lines, (line) => line.request_id);
+    const records = rows.map((row): RequestRecord => {
+      const own = linesByRequest.get(row.id) ?? [];
+      const entries = own.map(toLineEntry);
+      return {
+        id: row.id,
+        userId: row.platform_id,
+        platformCustomerId: row.platform_customer_id,
+        requestId: row.request_id,
+        iecNumber: row.iec_number,
+        recordResCount: row.record_res_count,
+        uploadType: row.upload_type,
+        decalarationFlag: row.declaration_flag,
+        ebrcBulkGenDtos: own.map((line) => line.payload),
+        ebrcBulkGenStatusList: entries.every((entry) => entry.status === 'PENDING') ? null : entries,
+        authorityAckId: row.authority_ack_id,
+        status: visibleStatus(row.status),
+        errorDetails: { errors: row.error_details },
+        processedAt: row.processed_at?.toISOString() ?? null,
+        createdAt: row.created_at.toISOString(),
+        updatedAt: row.updated_at.toISOString(),
+      };
+    });
+    return { records, total };
+  }
+}
+
+function toLineEntry(line: store.LineRow): LineStatusEntry {
+  return {
+    serialNo: line.serial_no,
+    irmNumber: line.irm_number,
+    sbCumInvoiceNumber: line.sb_cum_invoice_number,
+    status: line.status as LineStatus,
+    ebrcNumber: line.ebrc_number,
+    ebrcDate: line.ebrc_date,
+    errorDetails: line.error_details,
+  };
+}
+

@@ -1,0 +1,121 @@
+import { parseDecimalString, centsToNumber } from '../domain/money.ts';
+import { irmStatusFor } from '../domain/irm-status.ts';
+import * as store from '../store/irms.ts';
+import { credentialsOf, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
+import { requireCustomer } from './customers.ts';
+
+export type IrmRecord = {
+  id: string;
+  irmNumber: string;
+  irmIssueDate: string;
+  irmStatus: 'fresh' | 'partially_utilised' | 'utilised';
+  ifscCode: string;
+  remittanceAdCode: string;
+  remittanceDate: string;
+  remittanceFCC: string;
+  remittanceFCCAmount: number;
+  ormAmountFCC: number;
+  irmAvailableAmt: number;
+  irmUtilizedAmt: number;
+  iecCode: string;
+  panNumber: string;
+  remitterName: string;
+  remitterCountry: string;
+  purposeOfRemittance: string;
+  subjectType: 'USER';
+  userId: string;
+  platformCustomerId: string;
+  createdAt: string;
+  updatedAt: string;
+};
+
+function toIrmRecord(row: store.IrmRow): IrmRecord {
+  const amount = parseDecimalString(row.remittance_fcc_amount);
+  const available = parseDecimalString(row.irm_available_amt);
+  return {
+    id: row.id,
+    irmNumber: row.irm_number,
+    irmIssueDate: row.irm_issue_date,
+    irmStatus: irmStatusFor(amount, available),
+    ifscCode: row.ifsc_code,
+    remittanceAdCode: row.remittance_ad_code,
+    remittanceDate: row.remittance_date,
+    remittanceFCC: row.remittance_fcc,
+    remittanceFCCAmount: centsToNumber(amount),
+    ormAmountFCC: centsToNumber(parseDecimalString(row.orm_amount_fcc)),
+    irmAvailableAmt: centsToNumber(available),
+    irmUtilizedAmt: centsToNumber(parseDecimalString(row.irm_utilized_amt)),
+    iecCode: row.iec_code,
+    panNumber: row.pan_number,
+    remitterName: row.remitter_name,
+    remitterCountry: row.remitter_country,
+    purposeOfRemittance: row.purpose_of_remittance,
+    subjectType: 'USER',
+    userId: row.platform_id,
+    platformCustomerId: row.platform_customer_id,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/**
+ * Pulls customers' IRMs from the authority into the store. Concurrent pulls for one customer share
+ * one authority call, and a pull younger than the configured interval is reused (across processes
+ * too: the time of the last pull is stored with the customer).
+ */
+export class IrmPuller {
+  readonly #context: ServiceContext;
+  readonly #inFlight = new Map<string, Promise<void>>();
+
+  constructor(context: ServiceContext) {
+    this.#context = context;
+  }
+
+  /** Pulls unless a pull finished within `maxAgeMs` (the configured interval by default). */
+  async pull(customer: VerifiedCustomer, maxAgeMs = this.#context.config.irmRefreshIntervalSeconds * 1000): Promise<void> {
+    const pending = this.#inFlight.get(customer.id);
+    if (pending) return pending;
+    if (customer.irms_pulled_at && Date.now() - customer.irms_pulled_at.getTime() < maxAgeMs) return;
+    const pull = this.#pullNow(customer).finally(() => this.#inFlight.delete(customer.id));
+    this.#inFlight.set(customer.id, pull);
+    return pull;
+  }
+
+  async #pullNow(customer: VerifiedCustomer): Promise<void> {
+    const startedAt = new Date();
+    const irms = await this.#context.authority.fetchIrms(credentialsOf(this.#context, customer), { iecCode: customer.iec_code });
+    await store.upsertIrms(this.#context.db, { platformId: customer.platform_id, customerId: customer.id }, irms);
+    await store.markIrmsPulled(this.#context.db, customer.id, startedAt);
+  }
+}
+
+export type IrmPageQuery = {
+  page: number;
+  limit: number;
+  irmNumber?: string | undefined;
+  fromDate?: string | undefined;
+  toDate?: string | undefined;
+};
+
+export async function refreshIrms(
+  context: ServiceContext,
+  puller: IrmPuller,
+  platformId: string,
+  customerId: string,
+  query: IrmPageQuery,
+) {
+  const customer = requireVerified(await requireCustomer(context.db, platformId, customerId));
+  await puller.pull(customer);
+  const { rows, total } = await store.listIrms(context.db, {
+    customerId: customer.id,
+    irmNumber: query.irmNumber,
+    fromDate: query.fromDate,
+    toDate: query.toDate,
+    offset: (query.page - 1) * query.limit,
+    limit: query.limit,
+  });
+  return {
+    data: rows.map(toIrmRecord),
+    meta: { total, page: query.page, limit: query.limit, totalPages: Math.ceil(total / query.limit) },
+  };
+}

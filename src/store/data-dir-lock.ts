@@ -1,0 +1,48 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+export type DataDirLock = { release(): void };
+
+export class DataDirLockedError extends Error {}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Two processes writing one PGlite folder corrupt it, so the folder is held with a lock file
+ * created exclusively and naming the holder's pid. A lock left by a process that is gone
+ * (killed with SIGKILL, say) is taken over.
+ */
+export function acquireDataDirLock(dataDir: string): DataDirLock {
+  const file = path.join(dataDir, 'ebrc-gateway.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+      let held = true;
+      return {
+        release() {
+          if (!held) return;
+          held = false;
+          fs.rmSync(file, { force: true });
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number.parseInt(fs.readFileSync(file, 'utf8'), 10);
+      if (Number.isInteger(holder) && isAlive(holder)) {
+        throw new DataDirLockedError(
+          `The data folder ${dataDir} is in use by another process (pid ${holder}). ` +
+            'Stop it first, or set DATA_DIR to another folder.',
+        );
+      }
+      fs.rmSync(file, { force: true });
+    }
+  }
+  throw new DataDirLockedError(`Could not take the lock file ${file}; another process keeps creating it.`);
+}

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { AuthorityIrm } from '../authority/authority.ts';
+import type { IrmsTable, Schema } from './schema.ts';
+
+export type IrmRow = Selectable<IrmsTable>;
+
+const UPSERT_BATCH = 500;
+
+/**
+ * Stores IRMs pulled from the authority: one row per customer and IRM number, updated in place.
+ * Balances are set when an IRM is first seen and from then on follow this service's pushes, so a
+ * pull never undoes a reservation the authority has not heard of yet.
+ */
+export async function upsertIrms(
+  db: Kysely<Schema>,
+  owner: { platformId: string; customerId: string },
+  irms: readonly AuthorityIrm[],
+): Promise<void> {
+  for (let start = 0; start < irms.length; start += UPSERT_BATCH) {
+    const batch = irms.slice(start, start + UPSERT_BATCH).map((irm) => ({
+      id: randomUUID(),
+      platform_id: owner.platformId,
+      platform_customer_id: owner.customerId,
+      irm_number: irm.irmNumber,
+      irm_issue_date: irm.irmIssueDate,
+      ifsc_code: irm.ifscCode,
+      remittance_ad_code: irm.remittanceAdCode,
+      remittance_date: irm.remittanceDate,
+      remittance_fcc: irm.remittanceFCC,
+      remittance_fcc_amount: irm.remittanceFCCAmount,
+      orm_amount_fcc: irm.ormAmountFCC,
+      irm_available_amt: irm.irmAvailableAmt,
+      irm_utilized_amt: irm.irmUtilizedAmt,
+      iec_code: irm.iecCode,
+      pan_number: irm.panNumber,
+      remitter_name: irm.remitterName,
+      remitter_country: irm.remitterCountry,
+      purpose_of_remittance: irm.purposeOfRemittance,
+    }));
+    await db
+      .insertInto('irms')
+      .values(batch)
+      .onConflict((oc) =>
+        oc.columns(['platform_customer_id', 'irm_number']).doUpdateSet((eb) => ({
+          irm_issue_date: eb.ref('excluded.irm_issue_date'),
+          ifsc_code: eb.ref('excluded.ifsc_code'),
+          remittance_ad_code: eb.ref('excluded.remittance_ad_code'),
+          remittance_date: eb.ref('excluded.remittance_date'),
+          remittance_fcc: eb.ref('excluded.remittance_fcc'),
+          orm_amount_fcc: eb.ref('excluded.orm_amount_fcc'),
+          iec_code: eb.ref('excluded.iec_code'),
+          pan_number: eb.ref('excluded.pan_number'),
+          remitter_name: eb.ref('excluded.remitter_name'),
+          remitter_country: eb.ref('excluded.remitter_country'),
+          purpose_of_remittance: eb.ref('excluded.purpose_of_remittance'),
+          updated_at: sql<Date>`now()`,
+        })),
+      )
+      .execute();
+  }
+}
+
+export type IrmFilter = {
+  customerId: string;
+  irmNumber?: string | undefined;
+  fromDate?: string | undefined;
+  toDate?: string | undefined;
+};
+
+export async function listIrms(
+  db: Kysely<Schema>,
+  filter: IrmFilter & { offset: number; limit: number },
+): Promise<{ rows: IrmRow[]; total: number }> {
+  let base = db.selectFrom('irms').where('platform_customer_id', '=', filter.customerId);
+  if (filter.irmNumber) base = base.where('irm_number', '=', filter.irmNumber);
+  if (filter.fromDate) base = base.where('irm_issue_date', '>=', filter.fromDate);
+  if (filter.toDate) base = base.where('irm_issue_date', '<=', filter.toDate);
+  const [rows, count] = await Promise.all([
+    base.selectAll().orderBy('irm_issue_date', 'desc').orderBy('irm_number').offset(filter.offset).limit(filter.limit).execute(),
+    base.select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: count.total };
+}
+
+export async function findIrmsByNumber(db: Kysely<Schema>, customerId: string, irmNumbers: readonly string[]): Promise<IrmRow[]> {
+  if (irmNumbers.length === 0) return [];
+  return db
+    .selectFrom('irms')
+    .selectAll()
+    .where('platform_customer_id', '=', customerId)
+    .where('irm_number', 'in', [...irmNumbers])
+    .execute();
+}
+
+export async function markIrmsPulled(db: Kysely<Schema>, customerId: string, at: Date): Promise<void> {
+  await db.updateTable('platform_customers').set({ irms_pulled_at: at }).where('id', '=', customerId).execute();
+}

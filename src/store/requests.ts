@@ -1,0 +1,237 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { ErrorDetail } from '../domain/push-rules.ts';
+import type { GenebrcRequestLinesTable, GenebrcRequestsTable, Schema } from './schema.ts';
+
+export type RequestRow = Selectable<GenebrcRequestsTable>;
+export type LineRow = Selectable<GenebrcRequestLinesTable>;
+
+export type NewRequest = {
+  id: string;
+  platformId: string;
+  customerId: string;
+  requestId: string;
+  iecNumber: string;
+  recordResCount: number;
+  uploadType: string;
+  declarationFlag: string;
+  status: string;
+  errorDetails: ErrorDetail[];
+  processedAt: Date | null;
+};
+
+export type NewLine = {
+  lineIndex: number;
+  serialNo: number;
+  irmId: string | null;
+  irmNumber: string;
+  sbCumInvoiceNumber: string;
+  mappedAmount: string;
+  reserved: boolean;
+  payload: Record<string, unknown>;
+  status: string;
+  errorDetails: ErrorDetail[];
+};
+
+const LINE_BATCH = 1000;
+
+export async function insertRequest(db: Kysely<Schema>, request: NewRequest, lines: readonly NewLine[]): Promise<void> {
+  await db
+    .insertInto('genebrc_requests')
+    .values({
+      id: request.id,
+      platform_id: request.platformId,
+      platform_customer_id: request.customerId,
+      request_id: request.requestId,
+      iec_number: request.iecNumber,
+      record_res_count: request.recordResCount,
+      upload_type: request.uploadType,
+      declaration_flag: request.declarationFlag,
+      status: request.status,
+      authority_ack_id: null,
+      error_details: JSON.stringify(request.errorDetails),
+      processed_at: request.processedAt,
+    })
+    .execute();
+  for (let start = 0; start < lines.length; start += LINE_BATCH) {
+    await db
+      .insertInto('genebrc_request_lines')
+      .values(
+        lines.slice(start, start + LINE_BATCH).map((line) => ({
+          request_id: request.id,
+          line_index: line.lineIndex,
+          serial_no: line.serialNo,
+          irm_id: line.irmId,
+          irm_number: line.irmNumber,
+          sb_cum_invoice_number: line.sbCumInvoiceNumber,
+          mapped_amount: line.mappedAmount,
+          reserved: line.reserved,
+          payload: JSON.stringify(line.payload),
+          status: line.status,
+          ebrc_number: null,
+          ebrc_date: null,
+          error_details: JSON.stringify(line.errorDetails),
+        })),
+      )
+      .execute();
+  }
+}
+
+/**
+ * Moves `amount` of an IRM from available to utilised, only while its available amount is still
+ * `expectedAvailable` (what the push was checked against). False when another push got there first.
+ */
+export async function reserveIrmAmount(db: Kysely<Schema>, irmId: string, expectedAvailable: string, amount: string): Promise<boolean> {
+  const result = await db
+    .updateTable('irms')
+    .set((eb) => ({
+      irm_available_amt: eb('irm_available_amt', '-', amount),
+      irm_utilized_amt: eb('irm_utilized_amt', '+', amount),
+      updated_at: sql<Date>`now()`,
+    }))
+    .where('id', '=', irmId)
+    .where('irm_available_amt', '=', expectedAvailable)
+    .where('irm_available_amt', '>=', amount)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Gives the amounts still reserved by a request's lines back to their IRMs: all of them, or only
+ * those of lines in `onlyStatus`. The lines are marked unreserved in the same statement run.
+ */
+export async function releaseReservations(db: Kysely<Schema>, requestId: string, onlyStatus?: string): Promise<void> {
+  const statusFilter = onlyStatus === undefined ? sql`true` : sql`status = ${onlyStatus}`;
+  await sql`
+    with released as (
+      update genebrc_request_lines set reserved = false
+      where request_id = ${requestId} and reserved and ${statusFilter}
+      returning irm_id, mapped_amount
+    ), per_irm as (
+      select irm_id, sum(mapped_amount) as amount from released where irm_id is not null group by irm_id
+    )
+    update irms
+    set irm_available_amt = irm_available_amt + per_irm.amount,
+        irm_utilized_amt = irm_utilized_amt - per_irm.amount,
+        updated_at = now()
+    from per_irm
+    where irms.id = per_irm.irm_id`.execute(db);
+}
+
+/** Lines that became eBRCs keep their amount utilised for good: they hold no reservation any more. */
+export async function settleGeneratedLines(db: Kysely<Schema>, requestId: string): Promise<void> {
+  await db
+    .updateTable('genebrc_request_lines')
+    .set({ reserved: false })
+    .where('request_id', '=', requestId)
+    .where('status', '=', 'GENERATED')
+    .execute();
+}
+
+/** Compare-and-set on the status: true only for the one caller that made the move. */
+export async function moveRequest(
+  db: Kysely<Schema>,
+  id: string,
+  from: string,
+  change: { status: string; authorityAckId?: string | null; errorDetails?: ErrorDetail[]; processedAt?: Date | null },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('genebrc_requests')
+    .set({
+      status: change.status,
+      ...(change.authorityAckId !== undefined ? { authority_ack_id: change.authorityAckId } : {}),
+      ...(change.errorDetails !== undefined ? { error_details: JSON.stringify(change.errorDetails) } : {}),
+      ...(change.processedAt !== undefined ? { processed_at: change.processedAt } : {}),
+      updated_at: new Date(),
+    })
+    .where('id', '=', id)
+    .where('status', '=', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export type LineResultUpdate = {
+  serialNo: number;
+  status: string;
+  ebrcNumber: string | null;
+  ebrcDate: string | null;
+  errorDetails: ErrorDetail[];
+};
+
+/** Writes the authority's per-line results of a request in one statement. */
+export async function applyLineResults(db: Kysely<Schema>, requestId: string, results: readonly LineResultUpdate[]): Promise<void> {
+  if (results.length === 0) return;
+  const rows = JSON.stringify(
+    results.map((r) => ({ serial_no: r.serialNo, status: r.status, ebrc_number: r.ebrcNumber, ebrc_date: r.ebrcDate, error_details: r.errorDetails })),
+  );
+  await sql`
+    update genebrc_request_lines as line
+    set status = r.status, ebrc_number = r.ebrc_number, ebrc_date = r.ebrc_date::date, error_details = r.error_details
+    from jsonb_to_recordset(${rows}::jsonb) as r(serial_no integer, status text, ebrc_number text, ebrc_date text, error_details jsonb)
+    where line.request_id = ${requestId} and line.serial_no = r.serial_no`.execute(db);
+}
+
+export async function setLinesStatus(db: Kysely<Schema>, requestId: string, status: string): Promise<void> {
+  await db.updateTable('genebrc_request_lines').set({ status }).where('request_id', '=', requestId).execute();
+}
+
+export async function findRequestById(db: Kysely<Schema>, id: string): Promise<RequestRow | undefined> {
+  return db.selectFrom('genebrc_requests').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findRequestOfCustomer(db: Kysely<Schema>, customerId: string, requestId: string): Promise<RequestRow | undefined> {
+  return db
+    .selectFrom('genebrc_requests')
+    .selectAll()
+    .where('platform_customer_id', '=', customerId)
+    .where('request_id', '=', requestId)
+    .executeTakeFirst();
+}
+
+export async function linesOf(db: Kysely<Schema>, requestIds: readonly string[]): Promise<LineRow[]> {
+  if (requestIds.length === 0) return [];
+  return db
+    .selectFrom('genebrc_request_lines')
+    .selectAll()
+    .where('request_id', 'in', [...requestIds])
+    .orderBy('request_id')
+    .orderBy('line_index')
+    .execute();
+}
+
+export type RequestFilter = {
+  customerId: string;
+  requestId?: string | undefined;
+  status?: string | undefined;
+  fromDate?: string | undefined;
+  toDate?: string | undefined;
+};
+
+export async function listRequests(
+  db: Kysely<Schema>,
+  filter: RequestFilter & { offset: number; limit: number },
+): Promise<{ rows: RequestRow[]; total: number }> {
+  let base = db.selectFrom('genebrc_requests').where('platform_customer_id', '=', filter.customerId);
+  if (filter.requestId) base = base.where('request_id', '=', filter.requestId);
+  if (filter.status === 'PENDING') base = base.where('status', 'in', ['PENDING', 'SUBMITTING']);
+  else if (filter.status) base = base.where('status', '=', filter.status);
+  // Whole UTC days, whatever the session's time zone.
+  if (filter.fromDate) base = base.where('created_at', '>=', sql<Date>`(${filter.fromDate}::date)::timestamp at time zone 'UTC'`);
+  if (filter.toDate) base = base.where('created_at', '<', sql<Date>`(${filter.toDate}::date + 1)::timestamp at time zone 'UTC'`);
+  const [rows, count] = await Promise.all([
+    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(filter.offset).limit(filter.limit).execute(),
+    base.select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: count.total };
+}
+
+/** Requests not yet final, oldest first: what the poller must keep moving. */
+export async function openRequestIds(db: Kysely<Schema>, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('genebrc_requests')
+    .select('id')
+    .where('status', 'in', ['SUBMITTING', 'PENDING'])
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.id);
+}

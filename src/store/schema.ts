@@ -1,0 +1,119 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { ErrorDetail } from '../domain/push-rules.ts';
+
+/** A timestamptz column: read as Date, written as Date or left to its default. */
+type Timestamp = ColumnType<Date, Date | undefined, Date>;
+/** A numeric(16,2) column: read as its exact decimal text, written as text. */
+type Numeric = ColumnType<string, string, string>;
+/** A jsonb column: read parsed, written as JSON text. */
+type Json<T> = ColumnType<T, string, string>;
+
+export type PlatformsTable = {
+  id: string;
+  name: string;
+  created_at: Timestamp;
+};
+
+export type ApiKeysTable = {
+  id: string;
+  platform_id: string;
+  key_hash: string;
+  display_prefix: string;
+  created_at: Timestamp;
+  revoked_at: Date | null;
+};
+
+export type PlatformCustomersTable = {
+  id: string;
+  platform_id: string;
+  name: string;
+  email: string;
+  type: string;
+  company_name: string;
+  address: string | null;
+  is_active: Generated<boolean>;
+  iec_code: string | null;
+  authority_verified_at: Date | null;
+  authority_username: string | null;
+  authority_credentials: string | null;
+  irms_pulled_at: Date | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type IrmsTable = {
+  id: string;
+  platform_id: string;
+  platform_customer_id: string;
+  irm_number: string;
+  irm_issue_date: string;
+  ifsc_code: string;
+  remittance_ad_code: string;
+  remittance_date: string;
+  remittance_fcc: string;
+  remittance_fcc_amount: Numeric;
+  orm_amount_fcc: Numeric;
+  irm_available_amt: Numeric;
+  irm_utilized_amt: Numeric;
+  iec_code: string;
+  pan_number: string;
+  remitter_name: string;
+  remitter_country: string;
+  purpose_of_remittance: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type GenebrcRequestsTable = {
+  id: string;
+  platform_id: string;
+  platform_customer_id: string;
+  request_id: string;
+  iec_number: string;
+  record_res_count: number;
+  upload_type: string;
+  declaration_flag: string;
+  status: string;
+  authority_ack_id: string | null;
+  error_details: Json<ErrorDetail[]>;
+  processed_at: Date | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type GenebrcRequestLinesTable = {
+  request_id: string;
+  line_index: number;
+  serial_no: number;
+  irm_id: string | null;
+  irm_number: string;
+  sb_cum_invoice_number: string;
+  mapped_amount: Numeric;
+  reserved: boolean;
+  payload: Json<Record<string, unknown>>;
+  status: string;
+  ebrc_number: string | null;
+  ebrc_date: string | null;
+  error_details: Json<ErrorDetail[]>;
+};
+
+export type IdempotencyKeysTable = {
+  platform_id: string;
+  key: string;
+  fingerprint: string;
+  state: 'running' | 'done';
+  status_code: number | null;
+  response_body: string | null;
+  created_at: Timestamp;
+  expires_at: Date;
+};
+
+export type Schema = {
+  platforms: PlatformsTable;
+  api_keys: ApiKeysTable;
+  platform_customers: PlatformCustomersTable;
+  irms: IrmsTable;
+  genebrc_requests: GenebrcRequestsTable;
+  genebrc_request_lines: GenebrcRequestLinesTable;
+  idempotency_keys: IdempotencyKeysTable;
+};

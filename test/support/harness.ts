@@ -1,0 +1,173 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe } from 'node:test';
+import pg from 'pg';
+import type { Authority } from '../../src/authority/authority.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createService, type Service } from '../../src/service.ts';
+import { createPlatform } from '../../src/services/platforms.ts';
+import type { Database } from '../../src/store/database.ts';
+
+export type Backend = 'embedded' | 'postgres';
+
+const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The PostgreSQL server the tests use: TEST_DATABASE_URL, else the machine's own. `skip` runs embedded only. */
+export function postgresUrl(): string | undefined {
+  const url = process.env.TEST_DATABASE_URL ?? DEFAULT_POSTGRES_URL;
+  return url === 'skip' ? undefined : url;
+}
+
+export function backends(): Backend[] {
+  return postgresUrl() ? ['embedded', 'postgres'] : ['embedded'];
+}
+
+/** A database of its own for one test file: a temporary folder, or a new PostgreSQL database dropped afterwards. */
+export async function scratchDatabase(backend: Backend): Promise<{ dataDir: string; databaseUrl?: string; drop(): Promise<void> }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ebrc-test-'));
+  if (backend === 'embedded') {
+    return { dataDir, drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const serverUrl = postgresUrl()!;
+  const name = `ebrc_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  try {
+    await admin.connect();
+  } catch (error) {
+    throw new Error(
+      `PostgreSQL is not reachable at ${serverUrl} (${(error as Error).message}). Start it, point TEST_DATABASE_URL at another server, or set TEST_DATABASE_URL=skip to test on the embedded database only.`,
+    );
+  }
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    dataDir,
+    databaseUrl: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type TestPlatform = { id: string; apiKey: string; keyId: string };
+
+export type InjectOptions = {
+  key?: string | null;
+  body?: unknown;
+  query?: Record<string, string | number>;
+  headers?: Record<string, string>;
+};
+
+export type Harness = {
+  backend: Backend;
+  service: Service;
+  database: Database;
+  config: Config;
+  /** Two platforms, so that every test can show one never sees the other's data. */
+  platformA: TestPlatform;
+  platformB: TestPlatform;
+  request(method: string, url: string, options?: InjectOptions): Promise<TestResponse>;
+};
+
+export type TestResponse = { status: number; headers: Record<string, string | string[] | number | undefined>; body: any; text: string };
+
+export type HarnessOptions = {
+  env?: Record<string, string>;
+  authority?: (database: Database) => Authority;
+};
+
+export async function startHarness(backend: Backend, options: HarnessOptions = {}): Promise<Harness & { stop(): Promise<void> }> {
+  const scratch = await scratchDatabase(backend);
+  const config = loadConfig({
+    DATA_DIR: scratch.dataDir,
+    ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl } : {}),
+    RATE_LIMIT_PER_SECOND: '100000',
+    RATE_LIMIT_BURST: '100000',
+    SANDBOX_PROCESSING_DELAY_MS: '0',
+    RUN_POLLER: 'false',
+    LOG_LEVEL: 'silent',
+    ...options.env,
+  });
+  const service = await createService({ config, logger: false, ...(options.authority ? { authority: options.authority } : {}) });
+  const seed = async (name: string): Promise<TestPlatform> => {
+    const created = await createPlatform(service.database.db, name);
+    return { id: created.platform.id, apiKey: created.apiKey, keyId: created.key.id };
+  };
+  const platformA = await seed('Platform A');
+  const platformB = await seed('Platform B');
+  return {
+    backend,
+    service,
+    database: service.database,
+    config,
+    platformA,
+    platformB,
+    async request(method, url, requestOptions = {}) {
+      const key = requestOptions.key === undefined ? platformA.apiKey : requestOptions.key;
+      const headers: Record<string, string> = { ...(key === null ? {} : { 'x-api-key': key }), ...requestOptions.headers };
+      const response = await service.app.inject({
+        method: method as 'GET',
+        url,
+        headers,
+        ...(requestOptions.query ? { query: Object.fromEntries(Object.entries(requestOptions.query).map(([k, v]) => [k, String(v)])) } : {}),
+        ...(requestOptions.body !== undefined ? { payload: requestOptions.body as object } : {}),
+      });
+      let body: unknown = undefined;
+      try {
+        body = response.body ? JSON.parse(response.body) : undefined;
+      } catch {
+        body = undefined;
+      }
+      return { status: response.statusCode, headers: response.headers, body, text: response.body };
+    },
+    async stop() {
+      try {
+        await service.close();
+      } finally {
+        await scratch.drop();
+      }
+    },
+  };
+}
+
+/** Runs `suite` once for each backend, against a fresh service with two seeded platforms. */
+export function describeEachBackend(name: string, suite: (h: Harness) => void, options: HarnessOptions = {}): void {
+  for (const backend of backends()) {
+    describe(`${name} [${backend}]`, () => {
+      let started: (Harness & { stop(): Promise<void> }) | undefined;
+      const proxy = new Proxy({} as Harness, {
+        get(_target, property) {
+          if (!started) throw new Error('the harness is not started yet');
+          return started[property as keyof Harness];
+        },
+      });
+      before(async () => {
+        started = await startHarness(backend, options);
+      });
+      after(async () => {
+        await started?.stop();
+      });
+      suite(proxy);
+    });
+  }
+}
+
+/** Asserts that a response is a problem document with the given status and code, and returns its body. */
+export function expectProblem(response: TestResponse, status: number, code: string): any {
+  const contentType = String(response.headers['content-type']);
+  if (response.status !== status || response.body?.code !== code || !contentType.startsWith('application/problem+json')) {
+    throw new Error(`expected ${status} ${code} as problem+json, got ${response.status} ${contentType} ${response.text.slice(0, 500)}`);
+  }
+  for (const field of ['type', 'title', 'status', 'detail', 'code', 'requestId']) {
+    if (response.body[field] === undefined) throw new Error(`problem without ${field}: ${response.text}`);
+  }
+  if (response.body.requestId !== response.headers['x-request-id']) throw new Error('requestId differs from x-request-id');
+  return response.body;
+}
