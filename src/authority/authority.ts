@@ -3,6 +3,7 @@
  * adapter for the authority's real API (domain.md, "The authority's own API") will implement it later.
  * Money crosses this boundary as exact decimal text ("94404.25"), never as binary floating point.
  */
+import type { ErrorDetail } from '../domain/push-rules.ts';
 
 export type AuthorityCredentials = { username: string; password: string };
 
@@ -36,7 +37,8 @@ export type IrmQuery = {
   toDate?: string | undefined;
 };
 
-export type AuthorityErrorDetail = { serialNo: number | null; field: string | null; code: string; message: string };
+/** The authority's errorDetails entries: the domain's rule violations have the same shape. */
+export type AuthorityErrorDetail = ErrorDetail;
 
 /** The push message exactly as the authority takes it (domain.md, "Workflow at the authority" 3). */
 export type PushMessage = {
