@@ -33,9 +33,18 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 
-  await service.app.listen({ port: config.port, host: config.host });
+  try {
+    await service.app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // A port in use, say: close the database (and free the data folder) before giving up.
+    await service.close().catch(() => undefined);
+    throw error;
+  }
+  // The port actually bound: with PORT=0 the system picks one.
+  const address = service.app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
   log.info(
-    { database: service.database.kind, docs: `http://${config.host}:${config.port}/docs` },
+    { database: service.database.kind, port, docs: `http://${config.host}:${port}/docs` },
     'ebrc-gateway is listening',
   );
 }

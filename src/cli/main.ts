@@ -22,6 +22,8 @@ one process at a time may open the embedded database).
 --json prints one JSON object per command.`;
 
 class UsageError extends Error {}
+/** The arguments are right but name something that is not there: not a usage problem. */
+class NotFoundError extends Error {}
 
 type Output = { text: string; json: Record<string, unknown> };
 
@@ -36,7 +38,36 @@ function requiredId(value: string | undefined, flag: string): string {
   return id;
 }
 
-async function run(command: string, values: { name?: string; platform?: string; key?: string }, database: Database): Promise<Output> {
+type Values = { name?: string; platform?: string; key?: string };
+type Args = { name: string; platformId: string; keyId: string };
+
+/**
+ * Checks the command and its options before anything is opened, so that a usage mistake is reported
+ * as one (exit 2) even while the service holds the embedded database.
+ */
+function checkUsage(command: string, values: Values): Args {
+  const args: Args = { name: '', platformId: '', keyId: '' };
+  switch (command) {
+    case 'migrate':
+    case 'list-platforms':
+      return args;
+    case 'create-platform':
+      args.name = required(values.name, '--name').trim();
+      if (args.name.length === 0 || args.name.length > 200) throw new UsageError('--name must be 1 to 200 characters');
+      return args;
+    case 'issue-key':
+    case 'list-keys':
+      args.platformId = requiredId(values.platform, '--platform');
+      return args;
+    case 'revoke-key':
+      args.keyId = requiredId(values.key, '--key');
+      return args;
+    default:
+      throw new UsageError(`Unknown command "${command}"`);
+  }
+}
+
+async function run(command: string, args: Args, database: Database): Promise<Output> {
   const db = database.db;
   switch (command) {
     case 'migrate': {
@@ -44,8 +75,7 @@ async function run(command: string, values: { name?: string; platform?: string; 
       return { text: applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply; the database is up to date.', json: { applied } };
     }
     case 'create-platform': {
-      const name = required(values.name, '--name').trim();
-      if (name.length === 0 || name.length > 200) throw new UsageError('--name must be 1 to 200 characters');
+      const name = args.name;
       await migrate(database);
       const { platform, apiKey, key } = await createPlatform(db, name);
       return {
@@ -61,8 +91,8 @@ async function run(command: string, values: { name?: string; platform?: string; 
       };
     }
     case 'issue-key': {
-      const platformId = requiredId(values.platform, '--platform');
-      if (!(await findPlatform(db, platformId))) throw new UsageError(`No platform ${platformId}`);
+      const platformId = args.platformId;
+      if (!(await findPlatform(db, platformId))) throw new NotFoundError(`No platform ${platformId}`);
       const { apiKey, key } = await issueApiKey(db, platformId);
       return {
         text: `Issued key ${key.id} for platform ${platformId}.\nAPI key (shown once):\n\n  ${apiKey}\n`,
@@ -70,8 +100,8 @@ async function run(command: string, values: { name?: string; platform?: string; 
       };
     }
     case 'list-keys': {
-      const platformId = requiredId(values.platform, '--platform');
-      if (!(await findPlatform(db, platformId))) throw new UsageError(`No platform ${platformId}`);
+      const platformId = args.platformId;
+      if (!(await findPlatform(db, platformId))) throw new NotFoundError(`No platform ${platformId}`);
       const keys = await listApiKeys(db, platformId);
       return {
         text: keys
@@ -81,9 +111,9 @@ async function run(command: string, values: { name?: string; platform?: string; 
       };
     }
     case 'revoke-key': {
-      const keyId = requiredId(values.key, '--key');
+      const keyId = args.keyId;
       const key = await revokeApiKey(db, keyId);
-      if (!key) throw new UsageError(`No key ${keyId}`);
+      if (!key) throw new NotFoundError(`No key ${keyId}`);
       return { text: `Revoked key ${key.id} (${key.displayPrefix}…) at ${key.revokedAt?.toISOString()}.`, json: { key } };
     }
     default:
@@ -121,14 +151,15 @@ async function main(): Promise<number> {
   };
   let database: Database | undefined;
   try {
+    const args = checkUsage(command, values);
     const config = loadConfig();
     database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-    const output = await run(command, values, database);
+    const output = await run(command, args, database);
     process.stdout.write(values.json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) return report(values.json ? error.message : `${error.message}\n\n${USAGE}`, 2);
-    if (error instanceof ConfigError || error instanceof DataDirLockedError) return report(error.message, 1);
+    if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof NotFoundError) return report(error.message, 1);
     return report(`Failed: ${error instanceof Error ? error.message : String(error)}`, 1);
   } finally {
     await database?.close();

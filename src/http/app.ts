@@ -52,8 +52,15 @@ export type AppOptions = Deps & { logger?: FastifyBaseLogger | boolean; metrics?
 /** Builds the HTTP app: plugins in a fixed order, then the routes. */
 export async function buildApp(options: AppOptions): Promise<Api> {
   const { config, database } = options;
+  // Fastify 5 takes a ready logger only as `loggerInstance`; `logger` is for a configuration or a boolean.
+  const logging =
+    options.logger === undefined
+      ? { logger: { level: config.logLevel, redact: REDACTED_PATHS } }
+      : typeof options.logger === 'boolean'
+        ? { logger: options.logger }
+        : { loggerInstance: options.logger };
   const app = Fastify({
-    logger: options.logger === undefined ? { level: config.logLevel, redact: REDACTED_PATHS } : options.logger,
+    ...logging,
     bodyLimit: BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
     requestIdHeader: false,

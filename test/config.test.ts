@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+test('defaults: port 3000 on 127.0.0.1, embedded database in ./data, 50/s with a burst of 100', () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 3000);
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.dataDir, path.resolve('data'));
+  assert.equal(config.databaseUrl, undefined);
+  assert.equal(config.encryptionKey, undefined);
+  assert.equal(config.logLevel, 'info');
+  assert.equal(config.rateLimitPerSecond, 50);
+  assert.equal(config.rateLimitBurst, 100);
+  assert.equal(config.irmRefreshIntervalSeconds, 30);
+  assert.equal(config.runPoller, true);
+  assert.ok(config.sandboxProcessingDelayMs > 0, 'the sandbox processes after a delay by default');
+  assert.ok(config.apiKeyCacheSeconds > 0 && config.apiKeyCacheSeconds <= 60);
+});
+
+test('empty variables count as unset', () => {
+  const config = loadConfig({ PORT: '', DATABASE_URL: '', DATA_DIR: '', RATE_LIMIT_BURST: '', ENCRYPTION_KEY: '', RUN_POLLER: '' });
+  assert.deepEqual(config, loadConfig({}));
+});
+
+test('every variable is read', () => {
+  const key = Buffer.alloc(32, 7).toString('base64');
+  const config = loadConfig({
+    PORT: '8080',
+    HOST: '0.0.0.0',
+    DATA_DIR: '/var/lib/ebrc',
+    DATABASE_URL: 'postgresql://app@db:5432/ebrc',
+    ENCRYPTION_KEY: key,
+    LOG_LEVEL: 'debug',
+    RATE_LIMIT_PER_SECOND: '5',
+    RATE_LIMIT_BURST: '10',
+    API_KEY_CACHE_SECONDS: '0',
+    AUTHORITY_TIMEOUT_MS: '2500',
+    IRM_REFRESH_INTERVAL_SECONDS: '0',
+    SANDBOX_PROCESSING_DELAY_MS: '0',
+    POLL_INTERVAL_SECONDS: '7',
+    RUN_POLLER: 'false',
+  });
+  assert.deepEqual(config, {
+    port: 8080,
+    host: '0.0.0.0',
+    dataDir: '/var/lib/ebrc',
+    databaseUrl: 'postgresql://app@db:5432/ebrc',
+    encryptionKey: key,
+    logLevel: 'debug',
+    rateLimitPerSecond: 5,
+    rateLimitBurst: 10,
+    apiKeyCacheSeconds: 0,
+    authorityTimeoutMs: 2500,
+    irmRefreshIntervalSeconds: 0,
+    sandboxProcessingDelayMs: 0,
+    pollIntervalSeconds: 7,
+    runPoller: false,
+  });
+  assert.equal(loadConfig({ DATA_DIR: 'relative/folder' }).dataDir, path.resolve('relative/folder'));
+  assert.equal(loadConfig({ RUN_POLLER: '1' }).runPoller, true);
+  assert.equal(loadConfig({ RUN_POLLER: '0' }).runPoller, false);
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://x@y/z' }).databaseUrl, 'postgres://x@y/z');
+});
+
+const BAD_VALUES: Record<string, string[]> = {
+  PORT: ['abc', '-1', '65536', '80.5', '3000 '],
+  DATABASE_URL: ['mysql://x', 'localhost:5432/ebrc'],
+  ENCRYPTION_KEY: ['too-short', Buffer.alloc(16).toString('base64')],
+  LOG_LEVEL: ['verbose', 'INFO'],
+  RATE_LIMIT_PER_SECOND: ['0', 'fast', '1e3'],
+  RATE_LIMIT_BURST: ['-1', '0', '2.5'],
+  API_KEY_CACHE_SECONDS: ['61', 'x'],
+  AUTHORITY_TIMEOUT_MS: ['0'],
+  IRM_REFRESH_INTERVAL_SECONDS: ['-5'],
+  SANDBOX_PROCESSING_DELAY_MS: ['soon'],
+  POLL_INTERVAL_SECONDS: ['0'],
+  RUN_POLLER: ['yes', 'TRUE'],
+};
+
+for (const [name, values] of Object.entries(BAD_VALUES)) {
+  test(`a bad ${name} stops the start with a message naming it`, () => {
+    for (const value of values) {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError, `${name}=${value}: expected a ConfigError, got ${String(error)}`);
+          assert.match(error.message, new RegExp(`\\b${name}\\b`), `${name}=${value}: ${error.message}`);
+          return true;
+        },
+        `${name}=${JSON.stringify(value)} was accepted`,
+      );
+    }
+  });
+}
+
+test('the message of a bad number quotes the value and the allowed range', () => {
+  assert.throws(() => loadConfig({ RATE_LIMIT_BURST: '-1' }), /RATE_LIMIT_BURST must be a whole number from 1 to [\d_,]+, got "-1"/);
+});
+
+test('the message of a bad DATABASE_URL does not repeat it (it may hold a password)', () => {
+  assert.throws(
+    () => loadConfig({ DATABASE_URL: 'mysql://root:s3cret-pw@db/ebrc' }),
+    (error: unknown) => error instanceof ConfigError && /DATABASE_URL/.test(error.message) && !error.message.includes('s3cret-pw'),
+  );
+});
+
+test('the message of a bad ENCRYPTION_KEY does not repeat it', () => {
+  assert.throws(
+    () => loadConfig({ ENCRYPTION_KEY: 'my-secret-key-material' }),
+    (error: unknown) => error instanceof ConfigError && /ENCRYPTION_KEY/.test(error.message) && !error.message.includes('my-secret-key-material'),
+  );
+});
