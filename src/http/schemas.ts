@@ -32,10 +32,23 @@ export const ProblemSchema = Type.Object(
 
 export const ProblemRef = Type.Unsafe<Static<typeof ProblemSchema>>(Type.Ref('Problem'));
 
-/** The standard error responses of an authenticated operation, plus the ones it names. */
+const STATUS_CODES_BY_STATUS = Object.entries(ERROR_TABLE).reduce<Record<number, string[]>>((byStatus, [code, { status }]) => {
+  (byStatus[status] ??= []).push(code);
+  return byStatus;
+}, {});
+
+/** The standard error responses of an authenticated operation, plus the ones it names, as problem documents. */
 export function problems(...statuses: number[]) {
-  const all = [400, 401, 429, 500, ...statuses].sort();
-  return Object.fromEntries(all.map((status) => [status, ProblemRef]));
+  const all = [...new Set([400, 401, 429, 500, ...statuses])].sort();
+  return Object.fromEntries(
+    all.map((status) => [
+      status,
+      {
+        description: `Problem: ${(STATUS_CODES_BY_STATUS[status] ?? []).map((code) => `\`${code}\``).join(', ')}`,
+        content: { 'application/problem+json': { schema: ProblemRef } },
+      },
+    ]),
+  ) as unknown as Record<number, typeof ProblemRef>;
 }
 
 export const PageQuery = {
