@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import { PgBoss } from 'pg-boss';
+import { PgBoss, type JobResult } from 'pg-boss';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../store/database.ts';
 import { openRequestIds } from '../store/requests.ts';
@@ -12,15 +12,14 @@ const RECOVERY_BATCH = 1_000;
 
 type AdvanceJob = { requestId: string };
 
-export class StillOpen extends Error {}
-
 /**
  * Keeps every open GenEBRC request moving without anyone asking, on pg-boss. Each request has at
  * most one job queued or running (an `exclusive` queue keyed by the request), scheduled in the
  * push's own transaction; the job asks the authority and, while the request is still open, fails
- * so that pg-boss retries it with backoff. A sweep at start and every minute re-queues any open
- * request without a job (after a crash, say). Several processes may run it on one PostgreSQL database:
- * pg-boss hands each job to one worker, and every state change is a compare-and-set besides.
+ * (that job alone, not the batch it came in) so that pg-boss retries it with backoff. A sweep at
+ * start and every minute re-queues any open request without a job (after a crash, say). Several
+ * processes may run it on one PostgreSQL database: pg-boss hands each job to one worker, and every
+ * state change is a compare-and-set besides.
  */
 export class RequestPoller implements RequestScheduler {
   readonly #boss: PgBoss;
@@ -51,10 +50,15 @@ export class RequestPoller implements RequestScheduler {
 
   /** Starts working the queue with `advance`, which returns whether the request is still open. */
   async work(advance: (requestId: string) => Promise<boolean>): Promise<void> {
-    await this.#boss.work<AdvanceJob>(QUEUE, { pollingIntervalSeconds: Math.max(0.5, this.#pollIntervalSeconds / 2), batchSize: 5 }, async (jobs) => {
+    const options = { pollingIntervalSeconds: Math.max(0.5, this.#pollIntervalSeconds / 2), batchSize: 5, perJobResults: true } as const;
+    // Each job is settled on its own: one request still open must not hold back the others fetched with it.
+    await this.#boss.work<AdvanceJob>(QUEUE, options, async (jobs) => {
+      const results: JobResult[] = [];
       for (const job of jobs) {
-        if (await advance(job.data.requestId)) throw new StillOpen(`request ${job.data.requestId} is still open`);
+        const open = await advance(job.data.requestId);
+        results.push(open ? { id: job.id, status: 'failed', output: { message: `request ${job.data.requestId} is still open` } } : { id: job.id, status: 'completed' });
       }
+      return results;
     });
     await this.recover();
     this.#recovery = setInterval(() => {

@@ -306,13 +306,17 @@ export class GenebrcService {
     } catch (error) {
       if (!(error instanceof AuthorityError)) throw error;
       // The outcome is unknown (the authority may have taken the push and lost the answer): ask it by requestId.
-      const settled = await this.#reconcile(request.id, customer).catch(() => undefined);
-      if (settled?.ack) return { ...settled.ack, recordResCount: request.recordResCount };
+      // After a timeout the push may still be on its way in, so "unknown there" is not proof yet: the request
+      // is held, and the poller asks again once the grace time has passed.
+      const settled = await this.#reconcile(request.id, customer, { failIfUnknown: error.failure !== 'timeout' }).catch(() => undefined);
+      if (settled?.answer) return { ...settled.ack, recordResCount: request.recordResCount };
+      const what = error.failure === 'timeout' ? 'The authority did not answer in time' : 'The authority is unavailable';
       throw new AppError(
         error.failure === 'timeout' ? 'authority_timeout' : 'authority_unavailable',
-        `${error.failure === 'timeout' ? 'The authority did not answer in time' : 'The authority is unavailable'}. ` +
-          `Request ${request.requestId} is held and will be reconciled with the authority by itself: it becomes PENDING if the authority received it, ` +
-          'else FAILED with its amounts released. Follow it with POST /api/v1/genebrc/status.',
+        settled
+          ? `${what}, and it never received request ${settled.ack.requestId}: nothing was generated and the mapped amounts were released. Push again later.`
+          : `${what}. Request ${request.requestId} is held and will be reconciled with the authority by itself: it becomes PENDING if the authority ` +
+            'received it, else FAILED with its amounts released. Follow it with POST /api/v1/genebrc/status.',
       );
     }
   }
@@ -328,12 +332,18 @@ export class GenebrcService {
 
   /**
    * Settles a SUBMITTING request by asking the authority for its requestId: unknown there → FAILED
-   * (nothing generated, reservations released); refused → FAILED; accepted → PENDING with its ack id.
+   * (nothing generated, reservations released), or left SUBMITTING with `failIfUnknown: false`;
+   * refused → FAILED; accepted → PENDING with its ack id.
    */
-  async #reconcile(id: string, customer: VerifiedCustomer): Promise<{ ack: Omit<PushAck, 'recordResCount'>; answer: RequestStatusAnswer | null } | undefined> {
+  async #reconcile(
+    id: string,
+    customer: VerifiedCustomer,
+    { failIfUnknown = true }: { failIfUnknown?: boolean } = {},
+  ): Promise<{ ack: Omit<PushAck, 'recordResCount'>; answer: RequestStatusAnswer | null } | undefined> {
     const request = await store.findRequestById(this.#context.db, id);
     if (!request || request.status !== 'SUBMITTING') return undefined;
     const answer = await this.#context.authority.getStatus(credentialsOf(this.#context, customer), request.request_id);
+    if (answer === null && !failIfUnknown) return undefined;
     if (answer === null || answer.ackStatus === 'Failed' || !answer.ackId) {
       const errors = answer === null ? [NOT_RECEIVED] : answer.errorDetails;
       await this.#fail(id, 'SUBMITTING', errors);

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import type { Harness } from './harness.ts';
+
+/** Helpers that drive the eBRC workflow over the API, as an integrator would. */
+
+export const FINAL_STATUSES = ['FAILED', 'PROCESSED', 'PARTIALLY_PROCESSED', 'ERRORED'];
+
+type Requester = Pick<Harness, 'request'>;
+
+/** Creates a customer and verifies it against the sandbox; returns its id. */
+export async function verifiedCustomer(h: Requester, email: string, username = 'demo.exporter'): Promise<string> {
+  const created = await h.request('POST', '/api/v1/platform-customers/', { body: { name: 'Demo', email, companyName: 'Demo Exports' } });
+  assert.equal(created.status, 201, created.text);
+  const checked = await h.request('POST', `/api/v1/platform-customers/${created.body.id}/check-authority-credentials`, {
+    body: { authorityUsername: username, authorityPassword: 'Sandbox@123' },
+  });
+  assert.equal(checked.status, 200, checked.text);
+  return created.body.id;
+}
+
+/** A line that maps `amount` of a fresh IRM, as a user would build it from the refresh answer. */
+export function lineFor(irm: any, serialNo: number, amount: number, extra: Record<string, unknown> = {}) {
+  return {
+    serialNo,
+    uploadType: 101,
+    branchSlNo: 0,
+    irmIfscCode: irm.ifscCode,
+    irmAdCode: irm.remittanceAdCode,
+    irmNumber: irm.irmNumber,
+    irmDt: irm.irmIssueDate,
+    irmFCC: irm.remittanceFCC,
+    irmPurposeCode: irm.purposeOfRemittance,
+    irmRemitAmtFCC: irm.irmAvailableAmt,
+    sbCumInvoiceNumber: String(1000 + serialNo),
+    sbCumInvoiceDate: irm.irmIssueDate,
+    portCode: 'INDEL4',
+    billNo: `B${serialNo}`,
+    sbCumInvoiceFCC: irm.remittanceFCC,
+    sbCumInvoiceValueinFCC: amount,
+    mappedIRMAmountFCC: amount,
+    isVostro: 'N',
+    ...extra,
+  };
+}
+
+/** Fresh IRMs of the customer that the rules let a push map (no banned purpose, no INR). */
+export async function usableIrms(h: Requester, customerId: string, count: number): Promise<any[]> {
+  const page = await h.request('POST', '/api/v1/irm/refresh', { query: { platformCustomerId: customerId, limit: 100 }, body: {} });
+  assert.equal(page.status, 200, page.text);
+  const usable = page.body.data.filter(
+    (irm: any) => irm.irmStatus === 'fresh' && !['P0101', 'P0108', 'P0802', 'P0806'].includes(irm.purposeOfRemittance) && irm.remittanceFCC !== 'INR',
+  );
+  assert.ok(usable.length >= count, `only ${usable.length} usable IRMs`);
+  return usable.slice(0, count);
+}
+
+/** A push body for the lines, counted right. */
+export function pushBody(customerId: string, lines: Record<string, unknown>[]) {
+  return { platformCustomerId: customerId, recordResCount: lines.length, uploadType: '101', decalarationFlag: 'Y', ebrcBulkGenDtos: lines };
+}
+
+/** The request as GET /api/v1/genebrc lists it (which never asks the authority). */
+export async function listedRequest(h: Requester, customerId: string, requestId: string): Promise<any> {
+  const listed = await h.request('GET', '/api/v1/genebrc', { query: { platformCustomerId: customerId, requestId } });
+  assert.equal(listed.status, 200, listed.text);
+  assert.equal(listed.body.length, 1, `request ${requestId} is listed once`);
+  return listed.body[0];
+}
+
+/** Re-reads the list until `done` holds for the request, at most `timeoutMs`; returns the last record. */
+export async function waitForListed(
+  h: Requester,
+  customerId: string,
+  requestId: string,
+  done: (record: any) => boolean,
+  timeoutMs = 20_000,
+): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const record = await listedRequest(h, customerId, requestId);
+    if (done(record)) return record;
+    if (Date.now() > deadline) assert.fail(`request ${requestId} still ${record.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Waits (listing only, never asking for status) until the request is final. */
+export function waitForFinal(h: Requester, customerId: string, requestId: string, timeoutMs = 20_000): Promise<any> {
+  return waitForListed(h, customerId, requestId, (record) => FINAL_STATUSES.includes(record.status), timeoutMs);
+}
+
+/** One IRM as the service shows it now. */
+export async function irmNow(h: Requester, customerId: string, irmNumber: string): Promise<any> {
+  const page = await h.request('POST', '/api/v1/irm/refresh', { query: { platformCustomerId: customerId, irmNumber }, body: {} });
+  assert.equal(page.status, 200, page.text);
+  assert.equal(page.body.data.length, 1);
+  return page.body.data[0];
+}
+
+/** A JSON number with exactly the given cents, built from decimal text (never from float arithmetic). */
+export function money(cents: bigint): number {
+  const text = `${cents / 100n}.${String(cents % 100n).padStart(2, '0')}`;
+  return Number(text);
+}
+
+/** An API amount (a JSON number with at most two decimals) in cents, read through its decimal text. */
+export function cents(amount: number | string): bigint {
+  const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(String(amount));
+  assert.ok(match, `not an amount with at most two decimals: ${amount}`);
+  return BigInt(match[1]! + (match[2] ?? '').padEnd(2, '0'));
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
