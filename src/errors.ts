@@ -30,12 +30,19 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string> | undefined;
-  constructor(code: ErrorCode, detail: string, extra: { errors?: FieldError[]; headers?: Record<string, string> } = {}) {
+  /** A 5xx answer that is nonetheless the request's outcome, so it is replayed to retries with the same Idempotency-Key. */
+  readonly replayable: boolean;
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    extra: { errors?: FieldError[]; headers?: Record<string, string>; replayable?: boolean } = {},
+  ) {
     super(detail);
     this.name = 'AppError';
     this.code = code;
     this.errors = extra.errors;
     this.headers = extra.headers;
+    this.replayable = extra.replayable ?? false;
   }
 }
 

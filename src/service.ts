@@ -46,7 +46,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     };
     const irmPuller = new IrmPuller(context);
     let app: Api | undefined;
-    poller = new RequestPoller({ database, pollIntervalSeconds: config.pollIntervalSeconds, log: logOf(() => app) });
+    poller = new RequestPoller({
+      database,
+      pollIntervalSeconds: config.pollIntervalSeconds,
+      // A job makes at most two authority calls (reconcile, then status), each within the deadline.
+      jobExpireSeconds: Math.ceil((2 * config.authorityTimeoutMs) / 1000) + 30,
+      log: logOf(() => app),
+    });
     const genebrc = new GenebrcService(context, irmPuller, poller);
     app = await buildApp({
       config,

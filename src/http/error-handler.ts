@@ -15,6 +15,7 @@ const AUTHORITY_FAILURES = {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) {
+      if (error.replayable) request.replayableFailure = true;
       return sendProblem(request, reply, error.code, error.message, { errors: error.errors, headers: error.headers });
     }
     if (error instanceof AuthorityError) {

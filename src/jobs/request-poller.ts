@@ -28,7 +28,11 @@ export class RequestPoller implements RequestScheduler {
   readonly #log: FastifyBaseLogger;
   #recovery: NodeJS.Timeout | undefined;
 
-  constructor(options: { database: Database; pollIntervalSeconds: number; log: FastifyBaseLogger }) {
+  readonly #jobExpireSeconds: number;
+
+  /** `jobExpireSeconds`: how long a job may run before pg-boss retries it elsewhere (a process killed mid-job). */
+  constructor(options: { database: Database; pollIntervalSeconds: number; jobExpireSeconds: number; log: FastifyBaseLogger }) {
+    this.#jobExpireSeconds = options.jobExpireSeconds;
     this.#database = options.database;
     this.#pollIntervalSeconds = options.pollIntervalSeconds;
     this.#log = options.log;
@@ -44,7 +48,7 @@ export class RequestPoller implements RequestScheduler {
       retryDelay: this.#pollIntervalSeconds,
       retryBackoff: true,
       retryDelayMax: 60,
-      expireInSeconds: 300,
+      expireInSeconds: this.#jobExpireSeconds,
     });
   }
 

@@ -317,6 +317,8 @@ export class GenebrcService {
           ? `${what}, and it never received request ${settled.ack.requestId}: nothing was generated and the mapped amounts were released. Push again later.`
           : `${what}. Request ${request.requestId} is held and will be reconciled with the authority by itself: it becomes PENDING if the authority ` +
             'received it, else FAILED with its amounts released. Follow it with POST /api/v1/genebrc/status.',
+        // A held request is this push's outcome: a retry with the same Idempotency-Key must not push a second time.
+        { replayable: settled === undefined },
       );
     }
   }

@@ -82,10 +82,16 @@ describeEachBackend(
           const id = await verifiedCustomer(h, email);
           const [irm] = await usableIrms(h, id, 1);
           const mapped = cents(irm.irmAvailableAmt) / 2n;
-          const response = await h.request('POST', '/api/v1/genebrc/push-irm', {
-            body: pushBody(id, [lineFor(irm, 1, money(mapped), { billNo })]),
-          });
+          const body = pushBody(id, [lineFor(irm, 1, money(mapped), { billNo })]);
+          const headers = { 'idempotency-key': `held-${billNo}` };
+          const response = await h.request('POST', '/api/v1/genebrc/push-irm', { body, headers });
           const problem = expectProblem(response, 504, 'authority_timeout');
+
+          // The held request is the push's outcome: a retry with the same key replays it and pushes nothing new.
+          const retry = await h.request('POST', '/api/v1/genebrc/push-irm', { body, headers });
+          assert.equal(retry.status, 504);
+          assert.equal(retry.headers['idempotent-replayed'], 'true');
+          assert.equal(retry.body.detail, problem.detail);
 
           // The outcome is unknown, so the request is kept open with its amount reserved.
           const listed = await h.request('GET', '/api/v1/genebrc', { query: { platformCustomerId: id } });

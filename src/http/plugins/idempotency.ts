@@ -9,6 +9,8 @@ import { PROBLEM_CONTENT_TYPE } from '../problem.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     idempotencyKey: string | null;
+    /** Set for a 5xx answer that must be replayed all the same (see AppError.replayable). */
+    replayableFailure: boolean;
   }
 }
 
@@ -24,10 +26,12 @@ function fingerprint(request: FastifyRequest): string {
 
 /**
  * Idempotency-Key on every POST (contract 5): the first answer is kept for 24 h and replayed for a
- * retry with the same key and body. Server failures (5xx) are not kept, so a retry runs again.
+ * retry with the same key and body. Server failures (5xx) are not kept, so a retry runs again,
+ * unless the failure is itself the outcome (a push held for reconciliation).
  */
 export function registerIdempotency(app: FastifyInstance, db: Kysely<Schema>): void {
   app.decorateRequest('idempotencyKey', null);
+  app.decorateRequest('replayableFailure', false);
 
   app.addHook('preHandler', async (request, reply) => {
     if (request.method !== 'POST') return;
@@ -66,7 +70,7 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<Schema>): v
     if (key === null) return payload;
     request.idempotencyKey = null;
     const platformId = request.principal.platformId;
-    if (reply.statusCode >= 500) {
+    if (reply.statusCode >= 500 && !request.replayableFailure) {
       await releaseKey(db, platformId, key);
     } else {
       await completeKey(db, { platformId, key, statusCode: reply.statusCode, responseBody: String(payload) });
