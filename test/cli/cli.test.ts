@@ -57,7 +57,7 @@ for (const backend of backends()) {
     let secondKey: { keyId: string; apiKey: string };
 
     before(async () => {
-      scratch = await scratchDatabase(backend as Backend);
+      scratch = await scratchDatabase(backend as Backend, { empty: true });
       env = { DATA_DIR: scratch.dataDir, ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl } : {}) };
     });
     after(async () => {
