@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Authority } from '../../src/authority/authority.ts';
+import { createSandboxAuthority } from '../../src/authority/sandbox/sandbox-authority.ts';
+import { describeEachBackend, expectProblem } from '../support/harness.ts';
+import { verifiedCustomer } from '../support/workflow.ts';
+
+const DAY_MS = 86_400_000;
+
+/** The sandbox on a clock the test moves, counting IRM pulls and slowing them a little so that they overlap. */
+const clock = { offsetMs: 0 };
+const pulls = { count: 0 };
+function countingSandbox(database: Parameters<typeof createSandboxAuthority>[0]['database']): Authority {
+  const sandbox = createSandboxAuthority({ database, processingDelayMs: 0, now: () => new Date(Date.now() + clock.offsetMs) });
+  return {
+    ...sandbox,
+    async fetchIrms(credentials, query, options) {
+      pulls.count += 1;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return sandbox.fetchIrms(credentials, query, options);
+    },
+  };
+}
+
+function refresh(h: { request: (method: string, url: string, options?: object) => Promise<any> }, customerId: string, query = {}) {
+  return h.request('POST', '/api/v1/irm/refresh', { query: { platformCustomerId: customerId, ...query }, body: {} });
+}
+
+describeEachBackend(
+  'IRM refresh',
+  (h) => {
+    test('concurrent refreshes of one customer share one authority call, and a fresh pull is reused', async () => {
+      const id = await verifiedCustomer(h, 'coalesce@example.com');
+      const before = pulls.count;
+      const pages = await Promise.all([1, 2, 3, 4, 5].map((page) => refresh(h, id, { page })));
+      assert.deepEqual(pages.map((p) => p.status), [200, 200, 200, 200, 200]);
+      assert.equal(pulls.count - before, 1, 'five concurrent refreshes, one pull');
+      assert.equal(new Set(pages.map((p) => p.body.meta.total)).size, 1);
+      const ids = pages.flatMap((p) => p.body.data.map((irm: { id: string }) => irm.id));
+      assert.equal(new Set(ids).size, 50, 'five different pages of ten');
+
+      await refresh(h, id, { page: 6 });
+      assert.equal(pulls.count - before, 1, 'within the interval the stored IRMs answer');
+
+      const other = await verifiedCustomer(h, 'coalesce-other@example.com');
+      await refresh(h, other);
+      assert.equal(pulls.count - before, 2, 'another customer has its own pull');
+    });
+
+    test('after the interval a refresh pulls again and finds the IRMs that arrived meanwhile', async () => {
+      const id = await verifiedCustomer(h, 'arrivals@example.com');
+      const first = await refresh(h, id);
+      const total = first.body.meta.total;
+      assert.ok(first.body.data.every((irm: { iecCode: string }) => irm.iecCode === '0599001001'));
+
+      clock.offsetMs += 2 * DAY_MS;
+      await h.database.db.updateTable('platform_customers').set({ irms_pulled_at: new Date(Date.now() - 60_000) }).where('id', '=', id).execute();
+      const before = pulls.count;
+      const later = await refresh(h, id);
+      assert.equal(pulls.count - before, 1);
+      assert.ok(later.body.meta.total > total, `expected more than ${total} IRMs two days later, got ${later.body.meta.total}`);
+      const newest = later.body.data[0].irmIssueDate;
+      assert.ok(newest > first.body.data[0].irmIssueDate, 'the new IRMs come first');
+    });
+
+    test('the authority down or slow answers 502 or 504', async () => {
+      const down = await verifiedCustomer(h, 'down@example.com', 'outage.exporter');
+      expectProblem(await refresh(h, down), 502, 'authority_unavailable');
+      const slow = await verifiedCustomer(h, 'slow@example.com', 'slow.exporter');
+      expectProblem(await refresh(h, slow), 504, 'authority_timeout');
+    });
+
+    test('page past the end is empty with correct totals; limit above 100 is 400', async () => {
+      const id = await verifiedCustomer(h, 'paging@example.com');
+      const first = await refresh(h, id, { limit: 100 });
+      const past = await refresh(h, id, { page: first.body.meta.totalPages + 1, limit: 100 });
+      assert.equal(past.status, 200);
+      assert.deepEqual(past.body.data, []);
+      assert.equal(past.body.meta.total, first.body.meta.total);
+      expectProblem(await refresh(h, id, { limit: 101 }), 400, 'validation_failed');
+    });
+  },
+  { authority: countingSandbox, env: { AUTHORITY_TIMEOUT_MS: '500' } },
+);
