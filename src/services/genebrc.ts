@@ -248,16 +248,14 @@ export class GenebrcService {
   ): Promise<void> {
     const perIrm = new Map<string, Cents[]>();
     for (const line of lines) perIrm.set(line.irmNumber, [...(perIrm.get(line.irmNumber) ?? []), line.mappedIRMAmountFCC]);
-    // A fixed order (by id) so that two pushes over the same IRMs cannot deadlock on PostgreSQL.
-    const reservations = [...perIrm.entries()]
-      .map(([irmNumber, amounts]) => ({ irm: irms.get(irmNumber)!, amount: sumCents(amounts) }))
-      .sort((a, b) => (a.irm.id < b.irm.id ? -1 : 1));
+    const reservations = [...perIrm.entries()].map(([irmNumber, amounts]) => {
+      const irm = irms.get(irmNumber)!;
+      return { irmId: irm.id, irmNumber, expectedAvailable: irm.irm_available_amt, amount: formatCents(sumCents(amounts)) };
+    });
     await this.#context.db.transaction().execute(async (tx) => {
-      for (const { irm, amount } of reservations) {
-        if (!(await store.reserveIrmAmount(tx, irm.id, irm.irm_available_amt, formatCents(amount)))) {
-          throw new LostReservationRace(irm.irm_number);
-        }
-      }
+      const reserved = await store.reserveIrmAmounts(tx, reservations);
+      const lost = reservations.find((reservation) => !reserved.has(reservation.irmId));
+      if (lost) throw new LostReservationRace(lost.irmNumber);
       await store.insertRequest(
         tx,
         { ...request, status: 'SUBMITTING', errorDetails: [], processedAt: null },

@@ -463,18 +463,18 @@ function ddMMyyyyFromIso(iso: string): string {
 }
 
 /** Moves the mapped amounts from available to utilised; the lines have been checked against the locked balances. */
+/** Reserves each IRM's mapped total in one statement (the IRMs are already locked by lockIrms). */
 async function reserveMappedAmounts(trx: SandboxTransaction, lines: readonly Line[]): Promise<void> {
-  for (const [irmNumber, irmLines] of Map.groupBy(lines, (line) => line.irmNumber)) {
-    const mapped = formatCents(sumCents(irmLines.map((line) => line.mappedIRMAmountFCC)));
-    await trx
-      .updateTable('sandbox.irms')
-      .set({
-        available_amount: sql<string>`available_amount - ${mapped}::numeric`,
-        utilised_amount: sql<string>`utilised_amount + ${mapped}::numeric`,
-      })
-      .where('irm_number', '=', irmNumber)
-      .execute();
-  }
+  const mapped = [...Map.groupBy(lines, (line) => line.irmNumber)].map(([irmNumber, irmLines]) => ({
+    irm_number: irmNumber,
+    amount: formatCents(sumCents(irmLines.map((line) => line.mappedIRMAmountFCC))),
+  }));
+  await sql`
+    update sandbox.irms as irm
+    set available_amount = irm.available_amount - mapped.amount,
+        utilised_amount = irm.utilised_amount + mapped.amount
+    from jsonb_to_recordset(${JSON.stringify(mapped)}::jsonb) as mapped(irm_number text, amount numeric)
+    where irm.irm_number = mapped.irm_number`.execute(trx);
 }
 
 function findRequest(db: SandboxDb, account: SandboxAccount, requestId: string) {
