@@ -219,7 +219,7 @@ export const PushLineSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const MAX_LINES = 999;
+const MAX_LINES = 999;
 
 export const PushBodySchema = Type.Object(
   {
