@@ -10,7 +10,8 @@ const UPSERT_BATCH = 500;
 /**
  * Stores IRMs pulled from the authority: one row per customer and IRM number, updated in place.
  * Balances are set when an IRM is first seen and from then on follow this service's pushes, so a
- * pull never undoes a reservation the authority has not heard of yet.
+ * pull never undoes a reservation the authority has not heard of yet. The issue date is kept as first
+ * seen too (a bank's IRM does not change date), which keeps irm_day_counts exact.
  */
 export async function upsertIrms(
   db: Kysely<Schema>,
@@ -43,7 +44,6 @@ export async function upsertIrms(
       .values(batch)
       .onConflict((oc) =>
         oc.columns(['platform_customer_id', 'irm_number']).doUpdateSet((eb) => ({
-          irm_issue_date: eb.ref('excluded.irm_issue_date'),
           ifsc_code: eb.ref('excluded.ifsc_code'),
           remittance_ad_code: eb.ref('excluded.remittance_ad_code'),
           remittance_date: eb.ref('excluded.remittance_date'),
@@ -68,19 +68,46 @@ export type IrmFilter = {
   toDate?: string | undefined;
 };
 
+/**
+ * A page of a customer's IRMs, newest issue date first. The page's ids come from the index alone and only
+ * their rows are read; the total comes from irm_day_counts (or, for one IRM number, from at most one row),
+ * so neither grows with the customer's IRMs.
+ */
 export async function listIrms(
   db: Kysely<Schema>,
   filter: IrmFilter & { offset: number; limit: number },
 ): Promise<{ rows: IrmRow[]; total: number }> {
-  let base = db.selectFrom('irms').where('platform_customer_id', '=', filter.customerId);
-  if (filter.irmNumber) base = base.where('irm_number', '=', filter.irmNumber);
-  if (filter.fromDate) base = base.where('irm_issue_date', '>=', filter.fromDate);
-  if (filter.toDate) base = base.where('irm_issue_date', '<=', filter.toDate);
-  const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('irm_issue_date', 'desc').orderBy('irm_number').offset(filter.offset).limit(filter.limit).execute(),
-    base.select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow(),
+  let matching = db.selectFrom('irms').where('platform_customer_id', '=', filter.customerId);
+  if (filter.irmNumber) matching = matching.where('irm_number', '=', filter.irmNumber);
+  if (filter.fromDate) matching = matching.where('irm_issue_date', '>=', filter.fromDate);
+  if (filter.toDate) matching = matching.where('irm_issue_date', '<=', filter.toDate);
+  const page = matching
+    .select('id')
+    .orderBy('irm_issue_date', 'desc')
+    .orderBy('irm_number')
+    .offset(filter.offset)
+    .limit(filter.limit);
+  const [rows, total] = await Promise.all([
+    db
+      .selectFrom('irms')
+      .innerJoin(page.as('page'), 'page.id', 'irms.id')
+      .selectAll('irms')
+      .orderBy('irm_issue_date', 'desc')
+      .orderBy('irm_number')
+      .execute(),
+    filter.irmNumber
+      ? matching.select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow().then((row) => row.total)
+      : countByDay(db, filter),
   ]);
-  return { rows, total: count.total };
+  return { rows, total };
+}
+
+async function countByDay(db: Kysely<Schema>, filter: IrmFilter): Promise<number> {
+  let days = db.selectFrom('irm_day_counts').where('platform_customer_id', '=', filter.customerId);
+  if (filter.fromDate) days = days.where('irm_issue_date', '>=', filter.fromDate);
+  if (filter.toDate) days = days.where('irm_issue_date', '<=', filter.toDate);
+  const row = await days.select(sql<number>`coalesce(sum(irms), 0)::int`.as('total')).executeTakeFirstOrThrow();
+  return row.total;
 }
 
 export async function findIrmsByNumber(db: Kysely<Schema>, customerId: string, irmNumbers: readonly string[]): Promise<IrmRow[]> {

@@ -64,6 +64,12 @@ export type IrmsTable = {
   updated_at: Timestamp;
 };
 
+export type IrmDayCountsTable = {
+  platform_customer_id: string;
+  irm_issue_date: string;
+  irms: number;
+};
+
 export type GenebrcRequestsTable = {
   id: string;
   platform_id: string;
@@ -113,6 +119,7 @@ export type Schema = {
   api_keys: ApiKeysTable;
   platform_customers: PlatformCustomersTable;
   irms: IrmsTable;
+  irm_day_counts: IrmDayCountsTable;
   genebrc_requests: GenebrcRequestsTable;
   genebrc_request_lines: GenebrcRequestLinesTable;
   idempotency_keys: IdempotencyKeysTable;
