@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Schema } from './schema.ts';
@@ -51,6 +51,8 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   const lock: DataDirLock = acquireDataDirLock(dataDir);
   let pglite: PGlite;
   try {
+    // Loaded only here: a service on PostgreSQL does not carry PGlite's WebAssembly in memory.
+    const { PGlite } = await import('@electric-sql/pglite');
     pglite = await PGlite.create(path.join(dataDir, 'pgdata'), { parsers });
   } catch (error) {
     lock.release();
