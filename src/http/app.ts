@@ -8,8 +8,10 @@ import type { ServiceContext } from '../services/context.ts';
 import type { GenebrcService } from '../services/genebrc.ts';
 import type { IrmPuller } from '../services/irms.ts';
 import type { Database } from '../store/database.ts';
+import { AppError } from '../errors.ts';
 import { ApiKeyAuthenticator } from '../services/platforms.ts';
 import { registerErrorHandling } from './error-handler.ts';
+import { sendProblem } from './problem.ts';
 import { registerAuthentication } from './plugins/authentication.ts';
 import { registerIdempotency } from './plugins/idempotency.ts';
 import { createMetricsRegistry, registerMetrics } from './plugins/metrics.ts';
@@ -22,7 +24,7 @@ import { healthRoutes } from './routes/health.ts';
 import { irmRefreshRoute } from './routes/irm/refresh.ts';
 import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
-import { compileValidator } from './validation.ts';
+import { compileValidator, unstorableText } from './validation.ts';
 
 export type Api = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -35,6 +37,8 @@ export type Deps = {
 };
 
 const BODY_LIMIT = 5 * 1024 * 1024;
+/** Longer than any id the API takes (IdParams: 100); longer ones are refused by the router. */
+const MAX_PATH_PARAMETER_LENGTH = 200;
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Log redaction: no API key, password or authority secret may reach a log line. */
@@ -62,11 +66,22 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   const app = Fastify({
     ...logging,
     bodyLimit: BODY_LIMIT,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    // What the router refuses before any route or hook runs (a path segment that is not valid percent-encoding or
+    // longer than the router takes) is a problem document like every other error, not Fastify's own JSON.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        const message = `A path segment is not valid: malformed percent-encoding, or longer than ${MAX_PATH_PARAMETER_LENGTH} characters.`;
+        return sendProblem(request, reply, 'validation_failed', message, { errors: [{ path: '', code: 'invalid_path', message }] });
+      }
+      request.log.error({ err: error }, 'unhandled error');
+      return sendProblem(request, reply, 'internal_error', 'Something went wrong on our side; the request id identifies it for support.');
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
 
@@ -78,6 +93,14 @@ export async function buildApp(options: AppOptions): Promise<Api> {
     reply.header('x-request-id', request.id);
   });
   registerErrorHandling(app);
+  // After the schemas, before any route (and its Idempotency-Key) stores anything: text that cannot be stored as sent.
+  app.addHook('preHandler', async (request) => {
+    const errors = [...unstorableText(request.params), ...unstorableText(request.query), ...unstorableText(request.body)];
+    if (errors.length > 0) {
+      const detail = errors.length === 1 ? `The request has an invalid field: ${errors[0]!.message}` : `The request has ${errors.length} invalid fields; see errors.`;
+      throw new AppError('validation_failed', detail, { errors });
+    }
+  });
   await registerOpenApi(app);
   registerMetrics(app, options.metrics ?? createMetricsRegistry());
   healthRoutes(app, options);

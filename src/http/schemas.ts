@@ -51,8 +51,11 @@ export function problems(...statuses: number[]) {
   ) as unknown as Record<number, typeof ProblemRef>;
 }
 
+/** The highest page a list serves: far beyond any real list, and its offset well within the database's integers. */
+export const MAX_PAGE = 1_000_000;
+
 export const PageQuery = {
-  page: Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' }),
+  page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1, description: `Page number, from 1 to ${MAX_PAGE}` }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Items per page, 1 to 100' }),
 };
 
@@ -220,11 +223,17 @@ export const PushLineSchema = Type.Object(
 );
 
 const MAX_LINES = 999;
+/** What recordResCount may be at all (a 32-bit integer at the authority and here); another count than the lines' is ERR08. */
+const MAX_RECORD_COUNT = 2_147_483_647;
 
 export const PushBodySchema = Type.Object(
   {
     platformCustomerId: Type.String({ minLength: 1, maxLength: 100 }),
-    recordResCount: Type.Integer({ minimum: 0, description: 'The number of lines sent (ERR08)' }),
+    recordResCount: Type.Integer({
+      minimum: 0,
+      maximum: MAX_RECORD_COUNT,
+      description: 'The number of lines sent (ERR08 when it differs); at most 2147483647, what the authority stores',
+    }),
     uploadType: Type.Union([Type.String({ maxLength: 20 }), Type.Integer()], {
       description: '101-104 as a string or number, or DIRECT_EXPORT/GOODS (101), SOFTEX (102), SERVICES (103), DEEMED_EXPORT (104); shown as the code string',
     }),

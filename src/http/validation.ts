@@ -13,6 +13,8 @@ function makeAjv(coerceTypes: boolean): Ajv {
     useDefaults: true,
     removeAdditional: false,
     strict: false,
+    // JSON text such as 1e999 parses to Infinity: neither a number nor an integer for any field.
+    strictNumbers: true,
   });
   addFormats(ajv);
   return ajv;
@@ -22,8 +24,26 @@ function makeAjv(coerceTypes: boolean): Ajv {
 const bodyAjv = makeAjv(false);
 const textAjv = makeAjv(true);
 
-export function compileValidator(schema: AnySchema, httpPart: string | undefined) {
-  return (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
+type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+export function compileValidator(schema: AnySchema, httpPart: string | undefined): Validator {
+  if (httpPart === 'body') return bodyAjv.compile(schema);
+  const validate = textAjv.compile(schema);
+  // Coercion turns text such as "1e400" into Infinity, and ajv then skips the number's range checks: refuse it here.
+  const checked: Validator = (data) => {
+    if (!validate(data)) {
+      checked.errors = validate.errors ?? null;
+      return false;
+    }
+    const infinite = Object.entries(data !== null && typeof data === 'object' ? data : {}).find(
+      ([, value]) => typeof value === 'number' && !Number.isFinite(value),
+    );
+    checked.errors = infinite
+      ? [{ instancePath: `/${infinite[0]}`, schemaPath: '#/type', keyword: 'type', params: { type: 'number' }, message: 'must be a finite number' }]
+      : null;
+    return infinite === undefined;
+  };
+  return checked;
 }
 
 function distance(a: string, b: string): number {
@@ -143,4 +163,29 @@ function toFieldError(error: ErrorObject, part: string): FieldError | undefined 
     default:
       return { path: at, code: 'invalid_value', message: `${fieldName(at, part)} ${error.message ?? 'is not valid'}.` };
   }
+}
+
+/**
+ * Text the database cannot keep as it was sent: a NUL character (PostgreSQL text and jsonb refuse it), or an unpaired
+ * surrogate (not Unicode; it would be stored as U+FFFD, another text than the one sent). Returns a field problem for
+ * each such string in a parsed body, query or path (at most `limit`), with its JSON pointer under `base`.
+ */
+export function unstorableText(value: unknown, base = '', limit = 10): FieldError[] {
+  const found: FieldError[] = [];
+  const pending: [unknown, string][] = [[value, base]];
+  while (pending.length > 0 && found.length < limit) {
+    const [current, path] = pending.pop()!;
+    if (typeof current === 'string') {
+      if (current.includes('\u0000') || !current.isWellFormed()) {
+        found.push({
+          path,
+          code: 'invalid_character',
+          message: `${path.split('/').pop() || 'The text'} must not contain the NUL character or an unpaired surrogate.`,
+        });
+      }
+    } else if (current !== null && typeof current === 'object') {
+      for (const [key, item] of Object.entries(current)) pending.push([item, `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`]);
+    }
+  }
+  return found.sort((a, b) => (a.path < b.path ? -1 : 1));
 }

@@ -36,7 +36,17 @@ export class RequestPoller implements RequestScheduler {
     this.#database = options.database;
     this.#pollIntervalSeconds = options.pollIntervalSeconds;
     this.#log = options.log;
-    this.#boss = new PgBoss({ db: options.database.executor as never, supervise: true, schedule: false });
+    // pg-boss notices a job whose process died (still `active` past its expiry) on its supervise pass, once a minute by
+    // default: a job left by a killed process would wait up to a minute more than its expiry. A pass every quarter of
+    // the expiry (5 to 60 s) retries it within about 1.25 × jobExpireSeconds.
+    const sweepSeconds = Math.min(60, Math.max(5, Math.ceil(options.jobExpireSeconds / 4)));
+    this.#boss = new PgBoss({
+      db: options.database.executor as never,
+      supervise: true,
+      schedule: false,
+      superviseIntervalSeconds: sweepSeconds,
+      monitorIntervalSeconds: sweepSeconds,
+    });
     this.#boss.on('error', (error: unknown) => this.#log.error({ err: error }, 'job queue error'));
   }
 

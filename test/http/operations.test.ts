@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyBaseLogger } from 'fastify';
-import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { REDACTED_PATHS } from '../../src/http/app.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
-import { backends, describeEachBackend, expectProblem, scratchDatabase, type TestResponse } from '../support/harness.ts';
+import { backends, describeEachBackend, expectProblem, memoryLog, scratchDatabase, type TestResponse } from '../support/harness.ts';
 
 /** Every operation of the interface, as the OpenAPI document must list it. */
 const OPERATIONS: [method: string, path: string][] = [
@@ -116,18 +113,6 @@ describeEachBackend('operations', (h) => {
   });
 });
 
-/** A log sink that keeps every line in memory. */
-function memoryLog(): { logger: FastifyBaseLogger; lines: string[] } {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'trace', redact: REDACTED_PATHS }, stream) as unknown as FastifyBaseLogger, lines };
-}
-
 /**
  * A service with a tight rate limit (1/s, burst 3), a route that fails unexpectedly, and a logger
  * that records every line at the most verbose level.
@@ -136,7 +121,7 @@ for (const backend of backends()) {
   describe(`operations under a tight rate limit, with every log line kept [${backend}]`, () => {
     let service: Service;
     let drop: () => Promise<void>;
-    const log = memoryLog();
+    const log = memoryLog(REDACTED_PATHS);
     const keys: { a: string; b: string; c: string } = { a: '', b: '', c: '' };
 
     const request = async (method: string, url: string, apiKey: string | null, body?: object): Promise<TestResponse> => {

@@ -1,78 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { createPlatform } from '../../src/services/platforms.ts';
 import { openDatabase } from '../../src/store/database.ts';
-import { postgresUrl, scratchDatabase, type TestResponse } from '../support/harness.ts';
-import { lineFor, pushBody, sleep, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const API_KEY = /ebrc_test_[1-9A-HJ-NP-Za-km-z]+/;
-
-type Running = { child: ChildProcess; output: () => string; exited: Promise<unknown> };
-
-/** `node src/main.ts` as an operator starts it, with only the environment given. */
-function startGateway(env: Record<string, string>): Running {
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return { child, output: () => output, exited: once(child, 'exit') };
-}
-
-/** Waits for the "listening" log line (PORT=0: the system picks the port, so no other test can take it) and /ready. */
-async function waitUntilReady(gateway: Running): Promise<string> {
-  const deadline = Date.now() + 90_000;
-  let base: string | undefined;
-  while (Date.now() < deadline) {
-    if (gateway.child.exitCode !== null) assert.fail(`the gateway exited with ${gateway.child.exitCode}: ${gateway.output()}`);
-    const listening = /"port":(\d+).*"msg":"ebrc-gateway is listening"/.exec(gateway.output());
-    if (listening) base = `http://127.0.0.1:${listening[1]}`;
-    if (base) {
-      try {
-        if ((await fetch(`${base}/ready`, { signal: AbortSignal.timeout(5_000) })).ok) return base;
-      } catch {
-        // not answering yet
-      }
-    }
-    await sleep(100);
-  }
-  assert.fail(`the gateway did not become ready: ${gateway.output()}`);
-}
-
-async function stopGateway(gateway: Running | undefined): Promise<void> {
-  if (!gateway || gateway.child.exitCode !== null || gateway.child.signalCode !== null) return;
-  gateway.child.kill('SIGTERM');
-  const timer = setTimeout(() => gateway.child.kill('SIGKILL'), 15_000);
-  await gateway.exited;
-  clearTimeout(timer);
-}
-
-/** The harness's `request`, over real HTTP. */
-function httpClient(base: string, apiKey: string) {
-  return {
-    async request(method: string, url: string, options: { body?: unknown; query?: Record<string, string | number> } = {}): Promise<TestResponse> {
-      const target = new URL(url, base);
-      for (const [key, value] of Object.entries(options.query ?? {})) target.searchParams.set(key, String(value));
-      const response = await fetch(target, {
-        method,
-        headers: { 'x-api-key': apiKey, ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-      });
-      const text = await response.text();
-      return { status: response.status, headers: Object.fromEntries(response.headers), body: text ? JSON.parse(text) : undefined, text };
-    },
-  };
-}
+import { API_KEY, httpClient, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
+import { postgresUrl, scratchDatabase } from '../support/harness.ts';
+import { lineFor, pushBody, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
 
 /**
  * Push, SIGKILL right after the acknowledgement (before the sandbox has processed it), start again on the same

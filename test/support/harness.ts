@@ -3,8 +3,11 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe } from 'node:test';
+import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
+import { pino } from 'pino';
 import type { Authority } from '../../src/authority/authority.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createService, type Service } from '../../src/service.ts';
@@ -118,6 +121,8 @@ export type TestResponse = { status: number; headers: Record<string, string | st
 export type HarnessOptions = {
   env?: Record<string, string>;
   authority?: (database: Database) => Authority;
+  /** Where the service logs; none by default. */
+  logger?: FastifyBaseLogger;
 };
 
 export async function startHarness(backend: Backend, options: HarnessOptions = {}): Promise<Harness & { stop(): Promise<void> }> {
@@ -132,7 +137,7 @@ export async function startHarness(backend: Backend, options: HarnessOptions = {
     LOG_LEVEL: 'silent',
     ...options.env,
   });
-  const service = await createService({ config, logger: false, ...(options.authority ? { authority: options.authority } : {}) });
+  const service = await createService({ config, logger: options.logger ?? false, ...(options.authority ? { authority: options.authority } : {}) });
   const seed = async (name: string): Promise<TestPlatform> => {
     const created = await createPlatform(service.database.db, name);
     return { id: created.platform.id, apiKey: created.apiKey, keyId: created.key.id };
@@ -146,24 +151,8 @@ export async function startHarness(backend: Backend, options: HarnessOptions = {
     config,
     platformA,
     platformB,
-    async request(method, url, requestOptions = {}) {
-      const key = requestOptions.key === undefined ? platformA.apiKey : requestOptions.key;
-      const headers: Record<string, string> = { ...(key === null ? {} : { 'x-api-key': key }), ...requestOptions.headers };
-      const response = await service.app.inject({
-        method: method as 'GET',
-        url,
-        headers,
-        ...(requestOptions.query ? { query: Object.fromEntries(Object.entries(requestOptions.query).map(([k, v]) => [k, String(v)])) } : {}),
-        ...(requestOptions.body !== undefined ? { payload: requestOptions.body as object } : {}),
-      });
-      let body: unknown = undefined;
-      try {
-        body = response.body ? JSON.parse(response.body) : undefined;
-      } catch {
-        body = undefined;
-      }
-      return { status: response.statusCode, headers: response.headers, body, text: response.body };
-    },
+    request: (method, url, requestOptions = {}) =>
+      injectRequest(service, method, url, { ...requestOptions, key: requestOptions.key === undefined ? platformA.apiKey : requestOptions.key }),
     async stop() {
       try {
         await service.close();
@@ -172,6 +161,25 @@ export async function startHarness(backend: Backend, options: HarnessOptions = {
       }
     },
   };
+}
+
+/** One request through the service's app (no network), with `key` as x-api-key unless it is null or absent. */
+export async function injectRequest(service: Service, method: string, url: string, options: InjectOptions = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...(options.key ? { 'x-api-key': options.key } : {}), ...options.headers };
+  const response = await service.app.inject({
+    method: method as 'GET',
+    url,
+    headers,
+    ...(options.query ? { query: Object.fromEntries(Object.entries(options.query).map(([k, v]) => [k, String(v)])) } : {}),
+    ...(options.body !== undefined ? { payload: options.body as object } : {}),
+  });
+  let body: unknown = undefined;
+  try {
+    body = response.body ? JSON.parse(response.body) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: response.statusCode, headers: response.headers, body, text: response.body };
 }
 
 /** Runs `suite` once for each backend, against a fresh service with two seeded platforms. */
@@ -194,6 +202,18 @@ export function describeEachBackend(name: string, suite: (h: Harness) => void, o
       suite(proxy);
     });
   }
+}
+
+/** A logger that keeps every line in memory (at trace level, redacted as the service redacts), to search for leaks. */
+export function memoryLog(redact: string[]): { logger: FastifyBaseLogger; lines: string[] } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { logger: pino({ level: 'trace', redact }, stream) as unknown as FastifyBaseLogger, lines };
 }
 
 /** Asserts that a response is a problem document with the given status and code, and returns its body. */

@@ -43,13 +43,33 @@ export function lineFor(irm: any, serialNo: number, amount: number, extra: Recor
   };
 }
 
-/** Fresh IRMs of the customer that the rules let a push map (no banned purpose, no INR). */
+/**
+ * The customer's first refresh, retried while it answers 504: pulling ~1,800 IRMs the first time can outlast a short
+ * AUTHORITY_TIMEOUT_MS on a busy machine (the sandbox goes on storing them, so a retry soon finds them), as a client
+ * would retry it.
+ */
+export async function firstRefresh(h: Requester, customerId: string, attempts = 10): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const answer = await h.request('POST', '/api/v1/irm/refresh', { query: { platformCustomerId: customerId }, body: {} });
+    if (answer.status === 200) return;
+    assert.ok(answer.status === 504 && attempt < attempts, `the first refresh answered ${answer.status}: ${answer.text}`);
+    await sleep(200);
+  }
+}
+
+/** Fresh IRMs of the customer that the rules let a push map (no banned purpose, no INR), from as many pages as needed. */
 export async function usableIrms(h: Requester, customerId: string, count: number): Promise<any[]> {
-  const page = await h.request('POST', '/api/v1/irm/refresh', { query: { platformCustomerId: customerId, limit: 100 }, body: {} });
-  assert.equal(page.status, 200, page.text);
-  const usable = page.body.data.filter(
-    (irm: any) => irm.irmStatus === 'fresh' && !['P0101', 'P0108', 'P0802', 'P0806'].includes(irm.purposeOfRemittance) && irm.remittanceFCC !== 'INR',
-  );
+  const usable: any[] = [];
+  for (let page = 1; usable.length < count; page++) {
+    const answer = await h.request('POST', '/api/v1/irm/refresh', { query: { platformCustomerId: customerId, limit: 100, page }, body: {} });
+    assert.equal(answer.status, 200, answer.text);
+    usable.push(
+      ...answer.body.data.filter(
+        (irm: any) => irm.irmStatus === 'fresh' && !['P0101', 'P0108', 'P0802', 'P0806'].includes(irm.purposeOfRemittance) && irm.remittanceFCC !== 'INR',
+      ),
+    );
+    if (page >= answer.body.meta.totalPages) break;
+  }
   assert.ok(usable.length >= count, `only ${usable.length} usable IRMs`);
   return usable.slice(0, count);
 }

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, test, type TestContext } from 'node:test';
+import { createPlatform } from '../../src/services/platforms.ts';
+import { openDatabase } from '../../src/store/database.ts';
+import { API_KEY, httpClient, killGateway, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
+import { backends, scratchDatabase, type Backend } from '../support/harness.ts';
+import { assertLedgerConsistent, statusFigures } from '../support/invariants.ts';
+import { PushStream } from '../support/push-stream.ts';
+import { Random, reportFigures, runSeed, scaled } from '../support/reliability.ts';
+import { firstRefresh, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
+
+/**
+ * `node src/main.ts` killed with SIGKILL at random moments of a stream of pushes and status polls, then started
+ * again on the same data, over and over; then left to run with its poller until nothing is open. Checked directly in
+ * the database afterwards: every push acknowledged to the client is there with all its lines and was processed;
+ * every request reached a final state; every IRM adds up; no eBRC number was issued twice.
+ */
+
+const KILLS = scaled(2, 25);
+const WORKERS = 4;
+const IRMS = scaled(60, 400);
+const SETTLE_TIMEOUT_MS = scaled(180_000, 300_000);
+
+async function crashRun(backend: Backend, t: TestContext): Promise<void> {
+  const seed = runSeed();
+  t.diagnostic(`seed ${seed} (RELIABILITY_SEED=${seed} replays the kill schedule)`);
+  const random = new Random(seed);
+  const scratch = await scratchDatabase(backend);
+  const env: Record<string, string> = {
+    DATA_DIR: scratch.dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SANDBOX_PROCESSING_DELAY_MS: '200',
+    POLL_INTERVAL_SECONDS: '1',
+    AUTHORITY_TIMEOUT_MS: '2000',
+    RATE_LIMIT_PER_SECOND: '100000',
+    RATE_LIMIT_BURST: '100000',
+    LOG_LEVEL: 'info',
+    ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64') } : {}),
+  };
+  const outputs: string[] = [];
+  let gateway: Running | undefined;
+  try {
+    gateway = startGateway(env);
+    let base = await waitUntilReady(gateway);
+    let apiKey: string;
+    if (backend === 'embedded') {
+      const printed = API_KEY.exec(gateway.output());
+      assert.ok(printed, `no API key printed: ${gateway.output()}`);
+      apiKey = printed[0];
+    } else {
+      const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
+      try {
+        apiKey = (await createPlatform(database.db, 'Crash platform')).apiKey;
+      } finally {
+        await database.close();
+      }
+    }
+    // The client follows the service from one start to the next.
+    let current = httpClient(base, apiKey, 15_000);
+    const client = { request: (...args: Parameters<typeof current.request>) => current.request(...args) };
+    const customerId = await verifiedCustomer(client, `crash-${backend}@example.com`);
+    await firstRefresh(client, customerId);
+    const stream = new PushStream(customerId, await usableIrms(client, customerId, IRMS), random, { maxLines: 3, failLineRate: 0.1 });
+
+    let killsDuringStream = 0;
+    let killsDuringStart = 0;
+    const restartMs: number[] = [];
+    for (let round = 0; round <= KILLS; round++) {
+      const last = round === KILLS;
+      let stopping = false;
+      const workers = Array.from({ length: WORKERS }, async () => {
+        while (!stopping && stream.usableIrms > 0) {
+          if (random.chance(0.7)) await stream.pushOnce(client);
+          else await stream.pollOnce(client);
+        }
+      });
+      await sleep(last ? scaled(2_000, 5_000) : random.int(200, 2_500));
+      stopping = true;
+      if (last) {
+        await Promise.all(workers);
+        break;
+      }
+      await killGateway(gateway);
+      killsDuringStream += 1;
+      await Promise.all(workers);
+      outputs.push(gateway.output());
+
+      // Now and then the next start is killed too, before it is ready (migrations, recovery, the lock).
+      if (random.chance(0.2)) {
+        gateway = startGateway(env);
+        await sleep(random.int(50, 1_500));
+        await killGateway(gateway);
+        outputs.push(gateway.output());
+        killsDuringStart += 1;
+      }
+      const restarting = Date.now();
+      gateway = startGateway(env);
+      base = await waitUntilReady(gateway);
+      restartMs.push(Date.now() - restarting);
+      current = httpClient(base, apiKey, 15_000);
+    }
+
+    // No more kills: the poller alone brings every open request to a final state.
+    const settleStarted = Date.now();
+    for (;;) {
+      const open = await client.request('GET', '/api/v1/genebrc', { query: { platformCustomerId: customerId, status: 'PENDING', limit: 1 } });
+      assert.equal(open.status, 200, open.text);
+      if (open.headers['x-total-count'] === '0') break;
+      if (Date.now() - settleStarted > SETTLE_TIMEOUT_MS) assert.fail(`${open.headers['x-total-count']} requests still open after ${SETTLE_TIMEOUT_MS} ms`);
+      await sleep(500);
+    }
+    const settleMs = Date.now() - settleStarted;
+    await stopGateway(gateway);
+    outputs.push(gateway.output());
+
+    assert.deepEqual(stream.unexpected, [], 'every answer the client got was one the contract allows');
+    const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
+    const ledger = await assertLedgerConsistent(database, { acknowledged: stream.acknowledged }).finally(() => database.close());
+
+    // The logs of every start: no secret, and no error the service did not expect.
+    const logs = outputs.join('\n');
+    assert.ok(!logs.includes('Sandbox@123'), 'no authority password in any log');
+    if (env.ENCRYPTION_KEY) assert.ok(!logs.includes(env.ENCRYPTION_KEY), 'no encryption key in any log');
+    const afterFirst = outputs.slice(1).join('\n');
+    assert.ok(!afterFirst.includes(apiKey), 'the API key is printed once, at the first start, and never logged');
+    const errorLines = logs.split('\n').filter((line) => /"level":(50|60)/.test(line));
+    assert.deepEqual(errorLines.filter((line) => /unhandled error/.test(line)), [], 'no request failed unexpectedly');
+
+    reportFigures(t, `crashes [${backend}]`, {
+      seed,
+      'kills survived (SIGKILL during the stream)': killsDuringStream,
+      'kills survived (SIGKILL during a restart, before or just after it was ready)': killsDuringStart,
+      'restart ms (median)': restartMs.sort((a, b) => a - b)[Math.floor(restartMs.length / 2)] ?? 0,
+      pushes: stream.counts.pushes,
+      'pushes acknowledged Validated': stream.counts.validated,
+      'lines acknowledged': stream.counts.linesAcknowledged,
+      'pushes without an answer (killed in flight)': stream.counts.noAnswer,
+      'failed acknowledgements': stream.counts.failedAcks,
+      '502/504 answers': stream.counts.unavailable + stream.counts.timeouts,
+      'status polls answered': stream.counts.statusAnswered,
+      '5xx answers (502/504 excepted)': stream.counts.serverErrors,
+      'final statuses': statusFigures(ledger.byStatus),
+      'lines generated (each eBRC once)': ledger.generatedLines,
+      'IRMs whose ledger was checked': ledger.irmsChecked,
+      'acknowledged requests lost': 0,
+      'settle ms after the last start (poller only)': settleMs,
+      'error log lines': errorLines.length,
+    });
+  } finally {
+    await stopGateway(gateway);
+    await scratch.drop();
+  }
+}
+
+describe('SIGKILL at random moments of a stream of pushes', { concurrency: true }, () => {
+  for (const backend of backends()) {
+    test(`nothing acknowledged is lost, everything settles, every IRM adds up [${backend}]`, (t) => crashRun(backend, t));
+  }
+});

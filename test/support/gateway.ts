@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TestResponse } from './harness.ts';
+import { sleep } from './workflow.ts';
+
+/** `node src/main.ts` as a child process, as an operator starts it: for tests that kill and restart the service. */
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** An API key as the first start prints it. */
+export const API_KEY = /ebrc_test_[1-9A-HJ-NP-Za-km-z]+/;
+
+export type Running = { child: ChildProcess; output: () => string; exited: Promise<unknown> };
+
+/** `node src/main.ts` with only the environment given. */
+export function startGateway(env: Record<string, string>): Running {
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output, exited: once(child, 'exit') };
+}
+
+/** Waits for the "listening" log line (PORT=0: the system picks the port, so no other test can take it) and /ready. */
+export async function waitUntilReady(gateway: Running, timeoutMs = 90_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let base: string | undefined;
+  while (Date.now() < deadline) {
+    if (gateway.child.exitCode !== null) assert.fail(`the gateway exited with ${gateway.child.exitCode}: ${gateway.output()}`);
+    const listening = /"port":(\d+).*"msg":"ebrc-gateway is listening"/.exec(gateway.output());
+    if (listening) base = `http://127.0.0.1:${listening[1]}`;
+    if (base) {
+      try {
+        if ((await fetch(`${base}/ready`, { signal: AbortSignal.timeout(5_000) })).ok) return base;
+      } catch {
+        // not answering yet
+      }
+    }
+    await sleep(100);
+  }
+  assert.fail(`the gateway did not become ready: ${gateway.output()}`);
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within 15 s. */
+export async function stopGateway(gateway: Running | undefined): Promise<void> {
+  if (!gateway || gateway.child.exitCode !== null || gateway.child.signalCode !== null) return;
+  gateway.child.kill('SIGTERM');
+  const timer = setTimeout(() => gateway.child.kill('SIGKILL'), 15_000);
+  await gateway.exited;
+  clearTimeout(timer);
+}
+
+/** SIGKILL, as a crash would: nothing is flushed, nothing is closed. */
+export async function killGateway(gateway: Running): Promise<void> {
+  if (gateway.child.exitCode !== null || gateway.child.signalCode !== null) return;
+  gateway.child.kill('SIGKILL');
+  await gateway.exited;
+}
+
+export type RequestOptions = { body?: unknown; query?: Record<string, string | number>; headers?: Record<string, string> };
+
+/** The harness's `request`, over real HTTP; each call gives up after `timeoutMs`. */
+export function httpClient(base: string, apiKey: string, timeoutMs = 30_000) {
+  return {
+    async request(method: string, url: string, options: RequestOptions = {}): Promise<TestResponse> {
+      const target = new URL(url, base);
+      for (const [key, value] of Object.entries(options.query ?? {})) target.searchParams.set(key, String(value));
+      const response = await fetch(target, {
+        method,
+        headers: { 'x-api-key': apiKey, ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
+        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await response.text();
+      let body: unknown;
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        body = undefined;
+      }
+      return { status: response.status, headers: Object.fromEntries(response.headers), body, text };
+    },
+  };
+}

@@ -1,0 +1,172 @@
+import type { AcknowledgedPush } from './invariants.ts';
+import type { Random } from './reliability.ts';
+import { cents, lineFor, money, pushBody } from './workflow.ts';
+import type { TestResponse } from './harness.ts';
+
+/**
+ * A client that pushes a stream of small valid lines and polls their status, as an integrator would, and keeps
+ * the books a client can keep: each IRM's available amount as its own pushes moved it (every line must carry the
+ * IRM's available amount now, irmRemitAmtFCC), and every acknowledgement it was given.
+ *
+ * An IRM whose balance the client can no longer know (a push whose answer it did not get, a 502/504, a line that
+ * fails at processing and is released later) is set aside: the client never maps it again.
+ */
+
+type Requester = { request(method: string, url: string, options?: { body?: unknown; query?: Record<string, string | number> }): Promise<TestResponse> };
+
+type Slot = { irm: any; availableCents: bigint; busy: boolean; tainted: boolean };
+
+const REQUEST_ID = /EBRCGW\d{8}[0-9A-F]{18}/;
+
+export type StreamCounts = {
+  pushes: number;
+  validated: number;
+  linesAcknowledged: number;
+  failedAcks: number;
+  unavailable: number;
+  timeouts: number;
+  /** Pushes whose answer never came (the connection dropped: the service was killed). */
+  noAnswer: number;
+  statusPolls: number;
+  statusAnswered: number;
+  statusNoAnswer: number;
+  serverErrors: number;
+};
+
+export class PushStream {
+  readonly acknowledged: AcknowledgedPush[] = [];
+  /** Every requestId the client learned of: acknowledged, failed, or named by a 502/504. */
+  readonly requestIds: string[] = [];
+  /** requestIds named by a 502 or 504 answer. */
+  readonly faulted: { requestId: string; status: number }[] = [];
+  /** Answers no client should ever get (anything but 200 for a push, or a 502/504 that is not a problem document). */
+  readonly unexpected: string[] = [];
+  readonly counts: StreamCounts = {
+    pushes: 0,
+    validated: 0,
+    linesAcknowledged: 0,
+    failedAcks: 0,
+    unavailable: 0,
+    timeouts: 0,
+    noAnswer: 0,
+    statusPolls: 0,
+    statusAnswered: 0,
+    statusNoAnswer: 0,
+    serverErrors: 0,
+  };
+  readonly #customerId: string;
+  readonly #slots: Slot[];
+  readonly #random: Random;
+  readonly #options: { maxLines: number; failLineRate: number; maxLineCents: bigint };
+  #invoice = 0;
+
+  constructor(
+    customerId: string,
+    irms: readonly any[],
+    random: Random,
+    options: { maxLines?: number; failLineRate?: number; maxLineCents?: bigint } = {},
+  ) {
+    this.#customerId = customerId;
+    this.#slots = irms.map((irm) => ({ irm, availableCents: cents(irm.irmAvailableAmt), busy: false, tainted: false }));
+    this.#random = random;
+    this.#options = { maxLines: options.maxLines ?? 2, failLineRate: options.failLineRate ?? 0.1, maxLineCents: options.maxLineCents ?? 100n };
+  }
+
+  /** IRMs the client can still map. */
+  get usableIrms(): number {
+    return this.#slots.filter((slot) => !slot.tainted && slot.availableCents > 0n).length;
+  }
+
+  /** One push of 1 to maxLines lines, each on an IRM no other push of this client is using. False when none is left. */
+  async pushOnce(client: Requester): Promise<boolean> {
+    const free = this.#slots.filter((slot) => !slot.busy && !slot.tainted && slot.availableCents > 0n);
+    if (free.length === 0) return false;
+    const picked: Slot[] = [];
+    for (let n = this.#random.int(1, this.#options.maxLines); n > 0 && free.length > 0; n--) {
+      picked.push(free.splice(this.#random.int(0, free.length - 1), 1)[0]!);
+    }
+    for (const slot of picked) slot.busy = true;
+    const planned = picked.map((slot, index) => {
+      const ceiling = slot.availableCents < this.#options.maxLineCents ? slot.availableCents : this.#options.maxLineCents;
+      const mapped = this.#random.bigint(1n, ceiling);
+      const fails = this.#random.chance(this.#options.failLineRate);
+      this.#invoice += 1;
+      const line = lineFor(slot.irm, index + 1, money(mapped), {
+        irmRemitAmtFCC: money(slot.availableCents),
+        sbCumInvoiceNumber: String(1_000_000 + (this.#invoice % 8_999_999)),
+        billNo: fails ? 'SANDBOX-FAIL' : `S${this.#invoice}`,
+      });
+      return { slot, mapped, fails, line };
+    });
+    this.counts.pushes += 1;
+    let response: TestResponse | undefined;
+    try {
+      response = await client.request('POST', '/api/v1/genebrc/push-irm', { body: pushBody(this.#customerId, planned.map((p) => p.line)) });
+    } catch {
+      this.counts.noAnswer += 1;
+    }
+    try {
+      if (response === undefined) {
+        for (const { slot } of planned) slot.tainted = true;
+      } else if (response.status === 200 && response.body?.ackStatus === 'Validated') {
+        this.counts.validated += 1;
+        this.counts.linesAcknowledged += planned.length;
+        this.requestIds.push(response.body.requestId);
+        this.acknowledged.push({
+          requestId: response.body.requestId,
+          authorityAckId: response.body.authorityAckId,
+          lines: planned.map(({ slot, mapped }, index) => ({ serialNo: index + 1, irmNumber: slot.irm.irmNumber, mappedCents: mapped })),
+        });
+        for (const { slot, mapped, fails } of planned) {
+          slot.availableCents -= mapped;
+          // The failing line's amount comes back when the request is processed: the client cannot tell when.
+          if (fails) slot.tainted = true;
+        }
+      } else if (response.status === 200 && response.body?.ackStatus === 'Failed') {
+        this.counts.failedAcks += 1;
+        this.requestIds.push(response.body.requestId);
+        for (const { slot } of planned) slot.tainted = true;
+      } else if ((response.status === 502 || response.status === 504) && isProblem(response, response.status === 502 ? 'authority_unavailable' : 'authority_timeout')) {
+        if (response.status === 502) this.counts.unavailable += 1;
+        else this.counts.timeouts += 1;
+        const requestId = REQUEST_ID.exec(response.body.detail)?.[0];
+        if (requestId === undefined) this.unexpected.push(`a ${response.status} that names no request: ${response.text}`);
+        else {
+          this.requestIds.push(requestId);
+          this.faulted.push({ requestId, status: response.status });
+        }
+        for (const { slot } of planned) slot.tainted = true;
+      } else {
+        if (response.status >= 500) this.counts.serverErrors += 1;
+        this.unexpected.push(`push answered ${response.status}: ${response.text.slice(0, 500)}`);
+        for (const { slot } of planned) slot.tainted = true;
+      }
+    } finally {
+      for (const { slot } of planned) slot.busy = false;
+    }
+    return true;
+  }
+
+  /** Asks for the status of a request this client knows of; a status call always answers 200. */
+  async pollOnce(client: Requester): Promise<void> {
+    if (this.requestIds.length === 0) return;
+    const requestId = this.#random.pick(this.requestIds);
+    this.counts.statusPolls += 1;
+    let response: TestResponse;
+    try {
+      response = await client.request('POST', '/api/v1/genebrc/status', { body: { platformCustomerId: this.#customerId, requestId } });
+    } catch {
+      this.counts.statusNoAnswer += 1;
+      return;
+    }
+    if (response.status === 200 && response.body?.requestId === requestId) this.counts.statusAnswered += 1;
+    else {
+      if (response.status >= 500) this.counts.serverErrors += 1;
+      this.unexpected.push(`status of ${requestId} answered ${response.status}: ${response.text.slice(0, 500)}`);
+    }
+  }
+}
+
+function isProblem(response: TestResponse, code: string): boolean {
+  return String(response.headers['content-type']).startsWith('application/problem+json') && response.body?.code === code;
+}
