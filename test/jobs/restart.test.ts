@@ -3,9 +3,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { createPlatform } from '../../src/services/platforms.ts';
-import { openDatabase } from '../../src/store/database.ts';
-import { API_KEY, httpClient, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
+import { API_KEY, gatewayApiKey, httpClient, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
 import { postgresUrl, scratchDatabase } from '../support/harness.ts';
 import { lineFor, pushBody, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
 
@@ -28,20 +26,7 @@ async function killAndRestart(backend: 'embedded' | 'postgres'): Promise<void> {
   try {
     gateway = startGateway(env);
     const firstBase = await waitUntilReady(gateway);
-    let apiKey: string;
-    if (backend === 'embedded') {
-      // The first start on an empty folder makes the demo platform and prints its key once.
-      const printed = API_KEY.exec(gateway.output());
-      assert.ok(printed, `no API key printed: ${gateway.output()}`);
-      apiKey = printed[0];
-    } else {
-      const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
-      try {
-        apiKey = (await createPlatform(database.db, 'Restart platform')).apiKey;
-      } finally {
-        await database.close();
-      }
-    }
+    const apiKey = await gatewayApiKey(gateway, scratch, 'Restart platform');
     const client = httpClient(firstBase, apiKey);
     const id = await verifiedCustomer(client, 'restart@example.com');
     const [irm] = await usableIrms(client, id, 1);

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test, type TestContext } from 'node:test';
-import { createPlatform } from '../../src/services/platforms.ts';
 import { openDatabase } from '../../src/store/database.ts';
-import { API_KEY, httpClient, killGateway, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
+import { gatewayApiKey, httpClient, killGateway, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
 import { backends, scratchDatabase, type Backend } from '../support/harness.ts';
 import { assertLedgerConsistent, statusFigures } from '../support/invariants.ts';
 import { PushStream } from '../support/push-stream.ts';
@@ -44,19 +43,7 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
   try {
     gateway = startGateway(env);
     let base = await waitUntilReady(gateway);
-    let apiKey: string;
-    if (backend === 'embedded') {
-      const printed = API_KEY.exec(gateway.output());
-      assert.ok(printed, `no API key printed: ${gateway.output()}`);
-      apiKey = printed[0];
-    } else {
-      const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
-      try {
-        apiKey = (await createPlatform(database.db, 'Crash platform')).apiKey;
-      } finally {
-        await database.close();
-      }
-    }
+    const apiKey = await gatewayApiKey(gateway, scratch, 'Crash platform');
     // The client follows the service from one start to the next.
     let current = httpClient(base, apiKey, 15_000);
     const client = { request: (...args: Parameters<typeof current.request>) => current.request(...args) };

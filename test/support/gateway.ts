@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createPlatform } from '../../src/services/platforms.ts';
+import { openDatabase } from '../../src/store/database.ts';
 import type { TestResponse } from './harness.ts';
 import { sleep } from './workflow.ts';
 
@@ -62,6 +64,28 @@ export async function killGateway(gateway: Running): Promise<void> {
   if (gateway.child.exitCode !== null || gateway.child.signalCode !== null) return;
   gateway.child.kill('SIGKILL');
   await gateway.exited;
+}
+
+/**
+ * An API key for a started gateway: the demo platform's, printed by the first start on an empty embedded folder,
+ * or on PostgreSQL (where no demo platform is made) a new platform's.
+ */
+export async function gatewayApiKey(
+  gateway: Running,
+  scratch: { dataDir: string; databaseUrl?: string },
+  platformName: string,
+): Promise<string> {
+  if (!scratch.databaseUrl) {
+    const printed = API_KEY.exec(gateway.output());
+    assert.ok(printed, `no API key printed: ${gateway.output()}`);
+    return printed[0];
+  }
+  const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
+  try {
+    return (await createPlatform(database.db, platformName)).apiKey;
+  } finally {
+    await database.close();
+  }
 }
 
 export type RequestOptions = { body?: unknown; query?: Record<string, string | number>; headers?: Record<string, string> };
