@@ -277,7 +277,8 @@ export function renderReport(run: RunResult): string {
     '- The bare route (bench/bare-server.ts): Fastify and `select * from platform_customers where id = $1` over a pg pool of 10, nothing else. ' +
       'It runs first and again before the pushes; the faster of the two runs is the reference.',
     `- Service environment: ${Object.entries(settings.serviceEnv).map(([name, value]) => `\`${name}=${value}\``).join(', ')}.`,
-    '- Lists page with limit 100 for IRMs and the API default (10) for customers and GenEBRC requests. "dates" filters one year of issue dates, ' +
+    '- Lists page with limit 100 for IRMs (and page 1 once more at the default, 10) and the API default (10) for customers and GenEBRC ' +
+      'requests. "dates" filters one year of issue dates, ' +
       'a third of the big customer\'s IRMs. Pushes map 0.01 from each of distinct, pushable IRMs of four customers verified with the sandbox accounts ' +
       'demo.exporter, bulk.exporter, vostro.exporter and services.exporter; each line quotes the IRM\'s available amount as it is at that moment.',
     '',
