@@ -20,7 +20,7 @@ export type Customer = {
   updatedAt: string;
 };
 
-export function toCustomer(row: store.CustomerRow): Customer {
+export function toCustomer(row: store.ShownCustomerRow): Customer {
   return {
     id: row.id,
     name: row.name,

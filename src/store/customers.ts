@@ -4,6 +4,22 @@ import type { PlatformCustomersTable, Schema } from './schema.ts';
 
 export type CustomerRow = Selectable<PlatformCustomersTable>;
 
+/** What a customer's answer shows: a list reads only these columns (not the sealed credentials). */
+export const SHOWN_COLUMNS = [
+  'id',
+  'name',
+  'email',
+  'company_name',
+  'address',
+  'platform_id',
+  'is_active',
+  'iec_code',
+  'authority_verified_at',
+  'created_at',
+  'updated_at',
+] as const;
+export type ShownCustomerRow = Pick<CustomerRow, (typeof SHOWN_COLUMNS)[number]>;
+
 export const EMAIL_UNIQUE_INDEX = 'platform_customers_email';
 
 export async function insertCustomer(
@@ -45,20 +61,34 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+/**
+ * A page of the platform's customers, newest first, and how many match: one scan, the total counted by a window
+ * over it. A page past the end has no row to carry the total, so only then is it counted on its own.
+ */
 export async function listCustomers(
   db: Kysely<Schema>,
   query: { platformId: string; search?: string | undefined; offset: number; limit: number },
-): Promise<{ rows: CustomerRow[]; total: number }> {
+): Promise<{ rows: ShownCustomerRow[]; total: number }> {
   let base = db.selectFrom('platform_customers').where('platform_id', '=', query.platformId);
   if (query.search) {
     const pattern = `%${escapeLike(query.search)}%`;
     base = base.where((eb) => eb.or([eb('name', 'ilike', pattern), eb('email', 'ilike', pattern)]));
   }
-  const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(query.offset).limit(query.limit).execute(),
-    base.select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: count.total };
+  const counted = await base
+    .select(SHOWN_COLUMNS)
+    .select(sql<number>`(count(*) over ())::int`.as('total_matching'))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .offset(query.offset)
+    .limit(query.limit)
+    .execute();
+  if (counted.length === 0 && query.offset > 0) {
+    const count = await base.select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow();
+    return { rows: [], total: count.total };
+  }
+  const total = counted[0]?.total_matching ?? 0;
+  const rows = counted.map(({ total_matching: _total, ...row }) => row);
+  return { rows, total };
 }
 
 export async function saveVerification(

@@ -69,9 +69,21 @@ export type IrmFilter = {
 };
 
 /**
- * A page of a customer's IRMs, newest issue date first. The page's ids come from the index alone and only
- * their rows are read; the total comes from irm_day_counts (or, for one IRM number, from at most one row),
- * so neither grows with the customer's IRMs.
+ * Which rows of an ordered list of `total` rows a page covers, and how to read them cheaply: a page past the middle
+ * is read from the other end (the reverse order, then reversed), so that no page walks more than half the list.
+ * Null when the page is past the end.
+ */
+export function pageWindow(total: number, offset: number, limit: number): { offset: number; limit: number; reverse: boolean } | null {
+  if (offset >= total) return null;
+  const count = Math.min(limit, total - offset);
+  if (offset * 2 <= total - count) return { offset, limit: count, reverse: false };
+  return { offset: total - offset - count, limit: count, reverse: true };
+}
+
+/**
+ * A page of a customer's IRMs, newest issue date first. The total comes first, from irm_customer_counts or
+ * irm_day_counts (or, for one IRM number, from the one row there may be), so neither grows with the customer's IRMs;
+ * the page's ids then come from the index alone, from whichever end is nearer, and only their rows are read.
  */
 export async function listIrms(
   db: Kysely<Schema>,
@@ -81,25 +93,50 @@ export async function listIrms(
   if (filter.irmNumber) matching = matching.where('irm_number', '=', filter.irmNumber);
   if (filter.fromDate) matching = matching.where('irm_issue_date', '>=', filter.fromDate);
   if (filter.toDate) matching = matching.where('irm_issue_date', '<=', filter.toDate);
-  const page = matching
-    .select('id')
-    .orderBy('irm_issue_date', 'desc')
-    .orderBy('irm_number')
-    .offset(filter.offset)
-    .limit(filter.limit);
-  const [rows, total] = await Promise.all([
-    db
+  if (filter.irmNumber) {
+    // At most one row: read it, and count it.
+    const rows = await matching.selectAll().execute();
+    return { rows: rows.slice(filter.offset, filter.offset + filter.limit), total: rows.length };
+  }
+  const readPage = (window: { offset: number; limit: number; reverse: boolean }) => {
+    const direction = window.reverse ? 'asc' : 'desc';
+    const within = window.reverse ? 'desc' : 'asc';
+    const page = matching
+      .select('id')
+      .orderBy('irm_issue_date', direction)
+      .orderBy('irm_number', within)
+      .offset(window.offset)
+      .limit(window.limit);
+    return db
       .selectFrom('irms')
       .innerJoin(page.as('page'), 'page.id', 'irms.id')
       .selectAll('irms')
-      .orderBy('irm_issue_date', 'desc')
-      .orderBy('irm_number')
-      .execute(),
-    filter.irmNumber
-      ? matching.select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow().then((row) => row.total)
-      : countByDay(db, filter),
-  ]);
-  return { rows, total };
+      .orderBy('irm_issue_date', direction)
+      .orderBy('irm_number', within)
+      .execute()
+      .then((rows) => (window.reverse ? rows.reverse() : rows));
+  };
+  if (filter.offset === 0) {
+    // The first page is read forwards whatever the total: both at once.
+    const [rows, total] = await Promise.all([readPage({ offset: 0, limit: filter.limit, reverse: false }), countIrms(db, filter)]);
+    return { rows, total };
+  }
+  const total = await countIrms(db, filter);
+  const window = pageWindow(total, filter.offset, filter.limit);
+  return { rows: window ? await readPage(window) : [], total };
+}
+
+/** How many IRMs a customer has, with the issue dates given: one row without dates, one row a day with them. */
+async function countIrms(db: Kysely<Schema>, filter: IrmFilter): Promise<number> {
+  if (!filter.fromDate && !filter.toDate) {
+    const row = await db
+      .selectFrom('irm_customer_counts')
+      .select('irms')
+      .where('platform_customer_id', '=', filter.customerId)
+      .executeTakeFirst();
+    return row?.irms ?? 0;
+  }
+  return countByDay(db, filter);
 }
 
 async function countByDay(db: Kysely<Schema>, filter: IrmFilter): Promise<number> {
@@ -110,11 +147,17 @@ async function countByDay(db: Kysely<Schema>, filter: IrmFilter): Promise<number
   return row.total;
 }
 
-export async function findIrmsByNumber(db: Kysely<Schema>, customerId: string, irmNumbers: readonly string[]): Promise<IrmRow[]> {
+/** What a push checks its lines against and reserves. */
+export type IrmForPush = Pick<
+  IrmRow,
+  'id' | 'irm_number' | 'irm_issue_date' | 'ifsc_code' | 'remittance_fcc' | 'purpose_of_remittance' | 'irm_available_amt' | 'remittance_date'
+>;
+
+export async function findIrmsByNumber(db: Kysely<Schema>, customerId: string, irmNumbers: readonly string[]): Promise<IrmForPush[]> {
   if (irmNumbers.length === 0) return [];
   return db
     .selectFrom('irms')
-    .selectAll()
+    .select(['id', 'irm_number', 'irm_issue_date', 'ifsc_code', 'remittance_fcc', 'purpose_of_remittance', 'irm_available_amt', 'remittance_date'])
     .where('platform_customer_id', '=', customerId)
     .where('irm_number', 'in', [...irmNumbers])
     .execute();

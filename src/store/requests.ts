@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ErrorDetail } from '../domain/push-rules.ts';
+import { pageWindow } from './irms.ts';
 import type { GenebrcRequestLinesTable, GenebrcRequestsTable, Schema } from './schema.ts';
 
 export type RequestRow = Selectable<GenebrcRequestsTable>;
@@ -210,22 +211,72 @@ export type RequestFilter = {
   toDate?: string | undefined;
 };
 
+/** The stored statuses a status filter means: PENDING covers SUBMITTING, which clients see as PENDING. */
+function storedStatuses(status: string): string[] {
+  return status === 'PENDING' ? ['PENDING', 'SUBMITTING'] : [status];
+}
+
+/**
+ * A page of a customer's requests, newest first. The total comes first, from the counts kept per customer and
+ * status (and per UTC day for date filters), or, for one requestId, from the one row there may be; the page's ids
+ * then come from the index alone, from whichever end is nearer, and only their rows are read.
+ */
 export async function listRequests(
   db: Kysely<Schema>,
   filter: RequestFilter & { offset: number; limit: number },
 ): Promise<{ rows: RequestRow[]; total: number }> {
   let base = db.selectFrom('genebrc_requests').where('platform_customer_id', '=', filter.customerId);
   if (filter.requestId) base = base.where('request_id', '=', filter.requestId);
-  if (filter.status === 'PENDING') base = base.where('status', 'in', ['PENDING', 'SUBMITTING']);
-  else if (filter.status) base = base.where('status', '=', filter.status);
+  if (filter.status) base = base.where('status', 'in', storedStatuses(filter.status));
   // Whole UTC days, whatever the session's time zone.
   if (filter.fromDate) base = base.where('created_at', '>=', sql<Date>`(${filter.fromDate}::date)::timestamp at time zone 'UTC'`);
   if (filter.toDate) base = base.where('created_at', '<', sql<Date>`(${filter.toDate}::date + 1)::timestamp at time zone 'UTC'`);
-  const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(filter.offset).limit(filter.limit).execute(),
-    base.select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: count.total };
+  if (filter.requestId) {
+    // requestId is unique: at most one row. Read it, and count it.
+    const rows = await base.selectAll().execute();
+    return { rows: rows.slice(filter.offset, filter.offset + filter.limit), total: rows.length };
+  }
+  const readPage = (window: { offset: number; limit: number; reverse: boolean }) => {
+    const direction = window.reverse ? 'asc' : 'desc';
+    const page = base
+      .select('id')
+      .orderBy('created_at', direction)
+      .orderBy('id', direction)
+      .offset(window.offset)
+      .limit(window.limit);
+    return db
+      .selectFrom('genebrc_requests')
+      .innerJoin(page.as('page'), 'page.id', 'genebrc_requests.id')
+      .selectAll('genebrc_requests')
+      .orderBy('created_at', direction)
+      .orderBy('genebrc_requests.id', direction)
+      .execute()
+      .then((rows) => (window.reverse ? rows.reverse() : rows));
+  };
+  if (filter.offset === 0) {
+    // The first page is read forwards whatever the total: both at once.
+    const [rows, total] = await Promise.all([readPage({ offset: 0, limit: filter.limit, reverse: false }), countRequests(db, filter)]);
+    return { rows, total };
+  }
+  const total = await countRequests(db, filter);
+  const window = pageWindow(total, filter.offset, filter.limit);
+  return { rows: window ? await readPage(window) : [], total };
+}
+
+/** How many requests match, from the kept counts: a few rows per customer, or one row a day with dates. */
+async function countRequests(db: Kysely<Schema>, filter: RequestFilter): Promise<number> {
+  if (!filter.fromDate && !filter.toDate) {
+    let counts = db.selectFrom('genebrc_request_status_counts').where('platform_customer_id', '=', filter.customerId);
+    if (filter.status) counts = counts.where('status', 'in', storedStatuses(filter.status));
+    const row = await counts.select(sql<number>`coalesce(sum(requests), 0)::int`.as('total')).executeTakeFirstOrThrow();
+    return row.total;
+  }
+  let days = db.selectFrom('genebrc_request_day_counts').where('platform_customer_id', '=', filter.customerId);
+  if (filter.fromDate) days = days.where('created_day', '>=', filter.fromDate);
+  if (filter.toDate) days = days.where('created_day', '<=', filter.toDate);
+  if (filter.status) days = days.where('status', 'in', storedStatuses(filter.status));
+  const row = await days.select(sql<number>`coalesce(sum(requests), 0)::int`.as('total')).executeTakeFirstOrThrow();
+  return row.total;
 }
 
 /** Requests not yet final, oldest first: what the poller must keep moving. */

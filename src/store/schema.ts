@@ -70,6 +70,24 @@ export type IrmDayCountsTable = {
   irms: number;
 };
 
+export type IrmCustomerCountsTable = {
+  platform_customer_id: string;
+  irms: number;
+};
+
+export type GenebrcRequestStatusCountsTable = {
+  platform_customer_id: string;
+  status: string;
+  requests: number;
+};
+
+export type GenebrcRequestDayCountsTable = {
+  platform_customer_id: string;
+  created_day: string;
+  status: string;
+  requests: number;
+};
+
 export type GenebrcRequestsTable = {
   id: string;
   platform_id: string;
@@ -120,7 +138,10 @@ export type Schema = {
   platform_customers: PlatformCustomersTable;
   irms: IrmsTable;
   irm_day_counts: IrmDayCountsTable;
+  irm_customer_counts: IrmCustomerCountsTable;
   genebrc_requests: GenebrcRequestsTable;
   genebrc_request_lines: GenebrcRequestLinesTable;
+  genebrc_request_status_counts: GenebrcRequestStatusCountsTable;
+  genebrc_request_day_counts: GenebrcRequestDayCountsTable;
   idempotency_keys: IdempotencyKeysTable;
 };
