@@ -1,0 +1,309 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { test } from 'node:test';
+import { sql, type Kysely } from 'kysely';
+import type { AuthorityIrm } from '../../src/authority/authority.ts';
+import { insertCustomer, listCustomers } from '../../src/store/customers.ts';
+import { listIrms, pageWindow, upsertIrms } from '../../src/store/irms.ts';
+import { insertRequest, listRequests, moveRequest, type RequestFilter } from '../../src/store/requests.ts';
+import type { Schema } from '../../src/store/schema.ts';
+import { describeEachBackend } from '../support/harness.ts';
+
+const DAY_MS = 86_400_000;
+
+function isoDay(daysAgo: number): string {
+  return new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10);
+}
+
+function irm(customer: number, n: number, daysAgo: number): AuthorityIrm {
+  return {
+    irmNumber: `IR${customer}${String(n).padStart(6, '0')}`,
+    irmIssueDate: isoDay(daysAgo),
+    ifscCode: 'HDFC0000001',
+    remittanceAdCode: '0510001',
+    remittanceDate: isoDay(daysAgo),
+    remittanceFCC: 'USD',
+    remittanceFCCAmount: '100.50',
+    ormAmountFCC: '0.00',
+    irmAvailableAmt: '100.50',
+    irmUtilizedAmt: '0.00',
+    iecCode: '0599001001',
+    panNumber: 'ABCDE1234F',
+    remitterName: 'Remitter',
+    remitterCountry: 'US',
+    purposeOfRemittance: 'P0102',
+  };
+}
+
+async function newCustomer(db: Kysely<Schema>, platformId: string, email: string, name = email): Promise<string> {
+  const id = randomUUID();
+  await insertCustomer(db, { id, platformId, name, email, type: 'customer', companyName: 'Co', address: null });
+  return id;
+}
+
+/** The plain forward read the service used to do: every row in order, then the slice. */
+async function irmsForward(db: Kysely<Schema>, filter: { customerId: string; irmNumber?: string; fromDate?: string; toDate?: string }) {
+  let query = db.selectFrom('irms').select('id').where('platform_customer_id', '=', filter.customerId);
+  if (filter.irmNumber) query = query.where('irm_number', '=', filter.irmNumber);
+  if (filter.fromDate) query = query.where('irm_issue_date', '>=', filter.fromDate);
+  if (filter.toDate) query = query.where('irm_issue_date', '<=', filter.toDate);
+  const rows = await query.orderBy('irm_issue_date', 'desc').orderBy('irm_number').execute();
+  return rows.map((row) => row.id);
+}
+
+async function requestsForward(db: Kysely<Schema>, filter: RequestFilter) {
+  let query = db.selectFrom('genebrc_requests').select('id').where('platform_customer_id', '=', filter.customerId);
+  if (filter.requestId) query = query.where('request_id', '=', filter.requestId);
+  if (filter.status) query = query.where('status', 'in', filter.status === 'PENDING' ? ['PENDING', 'SUBMITTING'] : [filter.status]);
+  if (filter.fromDate) query = query.where('created_at', '>=', new Date(`${filter.fromDate}T00:00:00Z`));
+  if (filter.toDate) query = query.where('created_at', '<', new Date(Date.parse(`${filter.toDate}T00:00:00Z`) + DAY_MS));
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return rows.map((row) => row.id);
+}
+
+/** Every page (and one past the end) of every limit given, against the forward read. */
+async function checkAllPages(
+  expected: string[],
+  list: (offset: number, limit: number) => Promise<{ rows: { id: string }[]; total: number }>,
+  limits: number[],
+  what: string,
+): Promise<void> {
+  for (const limit of limits) {
+    const pages = Math.ceil(expected.length / limit);
+    for (let page = 0; page <= pages; page += 1) {
+      const offset = page * limit;
+      const answer = await list(offset, limit);
+      assert.equal(answer.total, expected.length, `${what}: total, limit ${limit}, offset ${offset}`);
+      assert.deepEqual(
+        answer.rows.map((row) => row.id),
+        expected.slice(offset, offset + limit),
+        `${what}: rows, limit ${limit}, offset ${offset}`,
+      );
+    }
+    const far = await list(expected.length + 5 * limit, limit);
+    assert.deepEqual({ rows: far.rows.length, total: far.total }, { rows: 0, total: expected.length }, `${what}: far past the end`);
+  }
+}
+
+async function countsAgree(db: Kysely<Schema>): Promise<void> {
+  const kept = await sql<{ customer: string; status: string; requests: number }>`
+    select platform_customer_id as customer, status, requests from genebrc_request_status_counts where requests <> 0
+    order by 1, 2`.execute(db);
+  const counted = await sql<{ customer: string; status: string; requests: number }>`
+    select platform_customer_id as customer, status, count(*)::int as requests from genebrc_requests group by 1, 2
+    order by 1, 2`.execute(db);
+  assert.deepEqual(kept.rows, counted.rows, 'per-status counts');
+  const keptDays = await sql<{ customer: string; day: string; status: string; requests: number }>`
+    select platform_customer_id as customer, created_day::text as day, status, requests from genebrc_request_day_counts
+    where requests <> 0 order by 1, 2, 3`.execute(db);
+  const countedDays = await sql<{ customer: string; day: string; status: string; requests: number }>`
+    select platform_customer_id as customer, ((created_at at time zone 'UTC')::date)::text as day, status, count(*)::int as requests
+    from genebrc_requests group by 1, 2, 3 order by 1, 2, 3`.execute(db);
+  assert.deepEqual(keptDays.rows, countedDays.rows, 'per-day counts');
+  const keptIrms = await sql<{ customer: string; irms: number }>`
+    select platform_customer_id as customer, irms from irm_customer_counts order by 1`.execute(db);
+  const countedIrms = await sql<{ customer: string; irms: number }>`
+    select platform_customer_id as customer, count(*)::int as irms from irms group by 1 order by 1`.execute(db);
+  assert.deepEqual(keptIrms.rows, countedIrms.rows, 'per-customer IRM totals');
+}
+
+const STATUSES = ['SUBMITTING', 'PENDING', 'PROCESSED', 'PARTIALLY_PROCESSED', 'ERRORED', 'FAILED'];
+
+/** Requests stored as the seed does: set-based, over many UTC days, some of them at the same instant. */
+async function insertRequests(db: Kysely<Schema>, platformId: string, customerId: string, count: number): Promise<void> {
+  await sql`
+    insert into genebrc_requests (id, platform_id, platform_customer_id, request_id, iec_number, record_res_count, upload_type,
+      declaration_flag, status, created_at)
+    select gen_random_uuid(), ${platformId}::uuid, ${customerId}::uuid, 'EBRCGWTEST' || ${customerId}::text || '-' || g, '0599001001', 1, '101', 'Y',
+      (${STATUSES}::text[])[1 + g % 6],
+      -- Every third request shares its instant with the one before: the id decides between them.
+      timestamptz '2026-01-01 00:00:00Z' - ((g / 3) * interval '7 hours')
+    from generate_series(1, ${count}::int) g`.execute(db);
+}
+
+describeEachBackend('List pages', (h) => {
+  test('pageWindow reads a page past the middle from the other end, and nothing past the end', () => {
+    assert.deepEqual(pageWindow(100, 0, 10), { offset: 0, limit: 10, reverse: false });
+    assert.deepEqual(pageWindow(100, 40, 10), { offset: 40, limit: 10, reverse: false });
+    assert.deepEqual(pageWindow(100, 50, 10), { offset: 40, limit: 10, reverse: true });
+    assert.deepEqual(pageWindow(100, 90, 10), { offset: 0, limit: 10, reverse: true });
+    assert.deepEqual(pageWindow(95, 90, 10), { offset: 0, limit: 5, reverse: true });
+    assert.deepEqual(pageWindow(95, 95, 10), null);
+    assert.deepEqual(pageWindow(0, 0, 10), null);
+  });
+
+  test('IRM pages from either end are the forward read, for every filter, limit and offset', async () => {
+    const { db } = h.database;
+    const platformId = h.platformA.id;
+    const customerId = await newCustomer(db, platformId, 'irm-pages@example.com');
+    const other = await newCustomer(db, platformId, 'irm-pages-other@example.com');
+    // 157 IRMs over 40 days, several a day (the IRM number decides between them), inserted out of order.
+    const irms = Array.from({ length: 157 }, (_, n) => irm(1, (n * 37) % 157, (n * 13) % 40));
+    await upsertIrms(db, { platformId, customerId }, irms.slice(0, 90));
+    await upsertIrms(db, { platformId, customerId }, irms.slice(90));
+    await upsertIrms(db, { platformId, customerId: other }, Array.from({ length: 20 }, (_, n) => irm(2, n, n)));
+    // A pull again of known IRMs updates them and counts nothing twice.
+    await upsertIrms(db, { platformId, customerId }, irms.slice(0, 30));
+    await countsAgree(db);
+
+    const filters = [
+      { customerId },
+      { customerId, fromDate: isoDay(30), toDate: isoDay(10) },
+      { customerId, fromDate: isoDay(5) },
+      { customerId, toDate: isoDay(35) },
+      { customerId, fromDate: isoDay(500), toDate: isoDay(400) },
+      { customerId, irmNumber: irms[17]!.irmNumber },
+      { customerId, irmNumber: 'IR-NONE' },
+      { customerId: other },
+      { customerId: randomUUID() },
+    ];
+    for (const filter of filters) {
+      const expected = await irmsForward(db, filter);
+      await checkAllPages(expected, (offset, limit) => listIrms(db, { ...filter, offset, limit }), [7, 10, 100], JSON.stringify(filter));
+    }
+    // Whole rows, in order, from the far end too.
+    const last = await listIrms(db, { customerId, offset: 150, limit: 10 });
+    const forward = await db
+      .selectFrom('irms')
+      .selectAll()
+      .where('platform_customer_id', '=', customerId)
+      .orderBy('irm_issue_date', 'desc')
+      .orderBy('irm_number')
+      .offset(150)
+      .limit(10)
+      .execute();
+    assert.deepEqual(last.rows, forward);
+  });
+
+  test('GenEBRC pages from either end are the forward read, for every filter, limit and offset', async () => {
+    const { db } = h.database;
+    const platformId = h.platformA.id;
+    const customerId = await newCustomer(db, platformId, 'request-pages@example.com');
+    const other = await newCustomer(db, platformId, 'request-pages-other@example.com');
+    await insertRequests(db, platformId, customerId, 131);
+    await insertRequests(db, platformId, other, 12);
+    await countsAgree(db);
+    const someRequest = await db.selectFrom('genebrc_requests').select('request_id').where('platform_customer_id', '=', customerId).executeTakeFirstOrThrow();
+
+    const filters: RequestFilter[] = [
+      { customerId },
+      { customerId, status: 'PENDING' },
+      { customerId, status: 'FAILED' },
+      { customerId, status: 'PROCESSED', fromDate: '2025-12-20', toDate: '2025-12-28' },
+      { customerId, fromDate: '2025-12-25' },
+      { customerId, toDate: '2025-12-22' },
+      { customerId, fromDate: '2027-01-01' },
+      { customerId, requestId: someRequest.request_id },
+      { customerId, requestId: someRequest.request_id, status: 'ERRORED' },
+      { customerId: other },
+      { customerId: randomUUID() },
+    ];
+    for (const filter of filters) {
+      const expected = await requestsForward(db, filter);
+      await checkAllPages(expected, (offset, limit) => listRequests(db, { ...filter, offset, limit }), [7, 10, 100], JSON.stringify(filter));
+    }
+    const last = await listRequests(db, { customerId, offset: 126, limit: 10 });
+    const forward = await db
+      .selectFrom('genebrc_requests')
+      .selectAll()
+      .where('platform_customer_id', '=', customerId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .offset(126)
+      .limit(10)
+      .execute();
+    assert.deepEqual(last.rows, forward);
+  });
+
+  test('GenEBRC counts follow inserts and status changes, committed or rolled back', async () => {
+    const { db } = h.database;
+    const platformId = h.platformA.id;
+    const customerId = await newCustomer(db, platformId, 'request-counts@example.com');
+    const request = (status: string) => ({
+      id: randomUUID(),
+      platformId,
+      customerId,
+      requestId: `EBRCGWCOUNT${randomUUID().slice(0, 18)}`,
+      iecNumber: '0599001001',
+      recordResCount: 1,
+      uploadType: '101',
+      declarationFlag: 'Y',
+      status,
+      errorDetails: [],
+      processedAt: null,
+    });
+    const total = async (filter: Omit<RequestFilter, 'customerId'> = {}) =>
+      (await listRequests(db, { customerId, ...filter, offset: 0, limit: 1 })).total;
+
+    const a = request('SUBMITTING');
+    const b = request('SUBMITTING');
+    const c = request('FAILED');
+    await db.transaction().execute(async (tx) => insertRequest(tx, a, []));
+    await insertRequest(db, b, []);
+    await insertRequest(db, c, []);
+    assert.deepEqual([await total(), await total({ status: 'PENDING' }), await total({ status: 'FAILED' })], [3, 2, 1]);
+
+    assert.equal(await moveRequest(db, a.id, 'SUBMITTING', { status: 'PENDING', authorityAckId: 'ACK-1' }), true);
+    assert.deepEqual([await total(), await total({ status: 'PENDING' })], [3, 2], 'SUBMITTING to PENDING is still PENDING');
+    await moveRequest(db, a.id, 'PENDING', { status: 'PROCESSED', processedAt: new Date() });
+    await db.transaction().execute(async (tx) => {
+      await moveRequest(tx, b.id, 'SUBMITTING', { status: 'PENDING' });
+      await moveRequest(tx, b.id, 'PENDING', { status: 'ERRORED' });
+    });
+    // A change that does not touch the status, and a move that finds the request elsewhere, count nothing.
+    await db.updateTable('genebrc_requests').set({ updated_at: new Date() }).where('platform_customer_id', '=', customerId).execute();
+    assert.equal(await moveRequest(db, c.id, 'PENDING', { status: 'PROCESSED' }), false);
+    // Rolled back: inserted and moved, then undone.
+    await assert.rejects(
+      db.transaction().execute(async (tx) => {
+        const d = request('SUBMITTING');
+        await insertRequest(tx, d, []);
+        await moveRequest(tx, c.id, 'FAILED', { status: 'PROCESSED' });
+        throw new Error('undo');
+      }),
+      /undo/,
+    );
+    // Inserted and moved in one transaction.
+    const e = request('SUBMITTING');
+    await db.transaction().execute(async (tx) => {
+      await insertRequest(tx, e, []);
+      await moveRequest(tx, e.id, 'SUBMITTING', { status: 'FAILED' });
+    });
+    const today = new Date().toISOString().slice(0, 10);
+    assert.deepEqual(
+      [
+        await total(),
+        await total({ status: 'PENDING' }),
+        await total({ status: 'PROCESSED' }),
+        await total({ status: 'ERRORED' }),
+        await total({ status: 'FAILED' }),
+        await total({ fromDate: today, toDate: today }),
+        await total({ fromDate: today, status: 'FAILED' }),
+      ],
+      [4, 0, 1, 1, 2, 4, 2],
+    );
+    await countsAgree(db);
+  });
+
+  test('customer search counts in its page scan, and a page past the end still has the total', async () => {
+    const { db } = h.database;
+    const platformId = h.platformB.id;
+    for (let n = 0; n < 23; n += 1) {
+      await newCustomer(db, platformId, `buyer${n}@search.example`, n % 2 === 0 ? `Textiles ${n}` : `Spices ${n}`);
+    }
+    const all = await db.selectFrom('platform_customers').select('id').where('platform_id', '=', platformId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    await checkAllPages(all.map((row) => row.id), (offset, limit) => listCustomers(db, { platformId, offset, limit }), [5, 100], 'all');
+    const textiles = await db
+      .selectFrom('platform_customers')
+      .select('id')
+      .where('platform_id', '=', platformId)
+      .where('name', 'ilike', '%textiles%')
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    assert.equal(textiles.length, 12);
+    await checkAllPages(textiles.map((row) => row.id), (offset, limit) => listCustomers(db, { platformId, search: 'TEXTILES', offset, limit }), [5], 'search');
+    const none = await listCustomers(db, { platformId, search: 'nothing-like-it', offset: 0, limit: 5 });
+    assert.deepEqual(none, { rows: [], total: 0 });
+  });
+});
