@@ -165,6 +165,27 @@ function toFieldError(error: ErrorObject, part: string): FieldError | undefined 
   }
 }
 
+function isUnstorable(text: string): boolean {
+  return text.includes('\u0000') || !text.isWellFormed();
+}
+
+/**
+ * Whether `value` holds any text that unstorableText would report: the cheap check every request runs, building no
+ * paths. Iterative, like unstorableText: a body may nest thousands of levels deep.
+ */
+export function hasUnstorableText(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const current = pending.pop();
+    if (typeof current === 'string') {
+      if (isUnstorable(current)) return true;
+    } else if (current !== null && typeof current === 'object') {
+      for (const key in current) pending.push((current as Record<string, unknown>)[key]);
+    }
+  }
+  return false;
+}
+
 /**
  * Text the database cannot keep as it was sent: a NUL character (PostgreSQL text and jsonb refuse it), or an unpaired
  * surrogate (not Unicode; it would be stored as U+FFFD, another text than the one sent). Returns a field problem for
@@ -176,7 +197,7 @@ export function unstorableText(value: unknown, base = '', limit = 10): FieldErro
   while (pending.length > 0 && found.length < limit) {
     const [current, path] = pending.pop()!;
     if (typeof current === 'string') {
-      if (current.includes('\u0000') || !current.isWellFormed()) {
+      if (isUnstorable(current)) {
         found.push({
           path,
           code: 'invalid_character',

@@ -54,12 +54,17 @@ export class ApiKeyAuthenticator {
     this.#ttlMs = ttlMs;
   }
 
-  async authenticate(apiKey: string): Promise<Principal | undefined> {
+  /** The key's principal: at once from the cache, or a promise of the database's answer. */
+  authenticate(apiKey: string): Principal | undefined | Promise<Principal | undefined> {
     if (!isWellFormedApiKey(apiKey)) return undefined;
     const hash = hashApiKey(apiKey);
     const now = Date.now();
     const cached = this.#cache.get(hash);
     if (cached && cached.expiresAt > now) return cached.principal;
+    return this.#lookUp(hash, now);
+  }
+
+  async #lookUp(hash: string, now: number): Promise<Principal | undefined> {
     const found = await store.findActiveKeyByHash(this.#db, hash);
     const principal = found && { platformId: found.platformId, keyId: found.keyId };
     if (this.#ttlMs > 0) {

@@ -15,12 +15,18 @@ export function platformOf(request: FastifyRequest): string {
 
 export function registerAuthentication(app: FastifyInstance, authenticator: ApiKeyAuthenticator): void {
   app.decorateRequest('principal', null as never);
-  app.addHook('onRequest', async (request) => {
+  // Callback style: a key in the authenticator's cache (nearly every request) is settled without a promise.
+  app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers['x-api-key'];
     const apiKey = Array.isArray(header) ? header[0] : header;
-    if (!apiKey) throw new AppError('api_key_missing', 'Send your API key in the x-api-key header.');
-    const principal = await authenticator.authenticate(apiKey);
-    if (!principal) throw new AppError('api_key_invalid', 'The API key in x-api-key is unknown or revoked.');
-    request.principal = principal;
+    if (!apiKey) return done(new AppError('api_key_missing', 'Send your API key in the x-api-key header.'));
+    const settle = (principal: Principal | undefined): void => {
+      if (!principal) return done(new AppError('api_key_invalid', 'The API key in x-api-key is unknown or revoked.'));
+      request.principal = principal;
+      done();
+    };
+    const found = authenticator.authenticate(apiKey);
+    if (found instanceof Promise) found.then(settle, done);
+    else settle(found);
   });
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { AppError } from '../../errors.ts';
 import { claimKey, completeKey, releaseKey } from '../../store/idempotency.ts';
@@ -33,8 +33,15 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<Schema>): v
   app.decorateRequest('idempotencyKey', null);
   app.decorateRequest('replayableFailure', false);
 
-  app.addHook('preHandler', async (request, reply) => {
-    if (request.method !== 'POST') return;
+  // On POST routes only: the other routes do not pay for these hooks.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.includes('POST')) return;
+    route.preHandler = [...hooksOf(route.preHandler), claim];
+    route.onSend = [...hooksOf(route.onSend), complete];
+  });
+
+  async function claim(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const header = request.headers['idempotency-key'];
     if (header === undefined) return;
     const key = Array.isArray(header) ? header[0] ?? '' : header;
@@ -63,9 +70,9 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<Schema>): v
       .type(status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json; charset=utf-8')
       .serializer((payload: unknown) => payload as string)
       .send(existing.responseBody ?? '');
-  });
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  async function complete(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
     const key = request.idempotencyKey;
     if (key === null) return payload;
     request.idempotencyKey = null;
@@ -76,5 +83,9 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<Schema>): v
       await completeKey(db, { platformId, key, statusCode: reply.statusCode, responseBody: String(payload) });
     }
     return payload;
-  });
+  }
+}
+
+function hooksOf<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }

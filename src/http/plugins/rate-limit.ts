@@ -21,7 +21,7 @@ export function registerRateLimit(app: FastifyInstance, options: { perSecond: nu
   sweep.unref();
   app.addHook('onClose', async () => clearInterval(sweep));
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const now = Date.now();
     const key = request.principal.keyId;
     const bucket = buckets.get(key) ?? { tokens: options.burst, updatedAt: now };
@@ -32,12 +32,15 @@ export function registerRateLimit(app: FastifyInstance, options: { perSecond: nu
     if (bucket.tokens < 1) {
       const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / options.perSecond));
       reply.header('RateLimit', `"per-key";r=0;t=${retryAfter}`);
-      throw new AppError('rate_limited', `Too many requests for this API key; retry in ${retryAfter} s.`, {
-        headers: { 'Retry-After': String(retryAfter) },
-      });
+      return done(
+        new AppError('rate_limited', `Too many requests for this API key; retry in ${retryAfter} s.`, {
+          headers: { 'Retry-After': String(retryAfter) },
+        }),
+      );
     }
     bucket.tokens -= 1;
     const untilFull = Math.ceil((options.burst - bucket.tokens) / options.perSecond);
     reply.header('RateLimit', `"per-key";r=${Math.floor(bucket.tokens)};t=${untilFull}`);
+    done();
   });
 }
