@@ -187,16 +187,7 @@ export function createSandboxAuthority(options: SandboxAuthorityOptions): Author
       if (!accepted) return refusal(errors);
 
       await reserveMappedAmounts(trx, lines);
-      await trx
-        .insertInto('sandbox.request_lines')
-        .values(lines.map((line) => ({
-          request_id: requestId,
-          serial_no: line.serialNo,
-          irm_number: line.irmNumber,
-          bill_no: line.billNo,
-          mapped_amount: formatCents(line.mappedIRMAmountFCC),
-        })))
-        .execute();
+      await storeLines(trx, requestId, lines);
       return { ackId, requestId, ackStatus: 'Validated', recordResCount, errorDetails: [] };
     });
   }
@@ -440,7 +431,7 @@ async function lockIrms(
   const irmNumbers = [...new Set(lines.map((line) => line.irmNumber))];
   if (irmNumbers.length === 0) return new Map();
   const rows = await issuedIrms(trx, account, at)
-    .selectAll()
+    .select(['irm_number', 'irm_issue_date', 'ifsc_code', 'remittance_fcc', 'purpose_of_remittance', 'available_amount', 'remittance_date'])
     .where('irm_number', 'in', irmNumbers)
     .orderBy('irm_number')
     .forUpdate()
@@ -462,7 +453,6 @@ function ddMMyyyyFromIso(iso: string): string {
   return toDdMMyyyy(date);
 }
 
-/** Moves the mapped amounts from available to utilised; the lines have been checked against the locked balances. */
 /** Reserves each IRM's mapped total in one statement (the IRMs are already locked by lockIrms). */
 async function reserveMappedAmounts(trx: SandboxTransaction, lines: readonly Line[]): Promise<void> {
   const mapped = [...Map.groupBy(lines, (line) => line.irmNumber)].map(([irmNumber, irmLines]) => ({
@@ -475,6 +465,20 @@ async function reserveMappedAmounts(trx: SandboxTransaction, lines: readonly Lin
         utilised_amount = irm.utilised_amount + mapped.amount
     from jsonb_to_recordset(${JSON.stringify(mapped)}::jsonb) as mapped(irm_number text, amount numeric)
     where irm.irm_number = mapped.irm_number`.execute(trx);
+}
+
+/** The request's lines from one JSON parameter: a 999-line push is one short statement, not 5,000 parameters. */
+async function storeLines(trx: SandboxTransaction, requestId: string, lines: readonly Line[]): Promise<void> {
+  const rows = JSON.stringify(lines.map((line) => ({
+    serial_no: line.serialNo,
+    irm_number: line.irmNumber,
+    bill_no: line.billNo,
+    mapped_amount: formatCents(line.mappedIRMAmountFCC),
+  })));
+  await sql`
+    insert into sandbox.request_lines (request_id, serial_no, irm_number, bill_no, mapped_amount)
+    select ${requestId}, serial_no, irm_number, bill_no, mapped_amount
+    from jsonb_to_recordset(${rows}::jsonb) as line(serial_no integer, irm_number text, bill_no text, mapped_amount numeric)`.execute(trx);
 }
 
 function findRequest(db: SandboxDb, account: SandboxAccount, requestId: string) {
