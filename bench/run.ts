@@ -116,6 +116,12 @@ const serviceEnv: Record<string, string> = {
   POLL_INTERVAL_SECONDS: '2',
 };
 
+/** Node's flags in `npm start` (package.json), so that the benchmark measures the service as it is started. */
+function startScriptFlags(): string[] {
+  const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
 function databaseUrl(name: string): string {
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
@@ -364,6 +370,7 @@ async function runBackend(backend: 'postgres' | 'embedded'): Promise<BackendResu
     const service = await startServer({
       name: `service-${backend}`,
       script: path.join(ROOT, 'src', 'main.ts'),
+      nodeFlags: startScriptFlags(),
       env: { ...serviceEnv, ...env, ENCRYPTION_KEY: encryptionKey.toString('base64') },
       port: await freePort(),
       readyPath: '/ready',

@@ -46,6 +46,8 @@ export async function freePort(): Promise<number> {
 export async function startServer(options: {
   name: string;
   script: string;
+  /** Node's own flags, before the script. */
+  nodeFlags?: readonly string[];
   env: Record<string, string>;
   port: number;
   readyPath: string;
@@ -55,7 +57,7 @@ export async function startServer(options: {
   fs.mkdirSync(options.logDir, { recursive: true });
   const logFile = path.join(options.logDir, `${options.name}.log`);
   const log = fs.openSync(logFile, 'w');
-  const child = spawn(process.execPath, [options.script], {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), options.script], {
     env: { ...process.env, ...options.env, PORT: String(options.port) },
     stdio: ['ignore', log, log],
   });
