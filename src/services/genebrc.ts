@@ -440,11 +440,9 @@ export class GenebrcService {
       offset: (query.page - 1) * query.limit,
       limit: query.limit,
     });
-    const lines = await store.linesOf(db, rows.map((row) => row.id));
-    const linesByRequest = Map.groupBy(lines, (line) => line.request_id);
     const records = rows.map((row): RequestRecord => {
-      const own = linesByRequest.get(row.id) ?? [];
-      const entries = own.map(toLineEntry);
+      const own = row.lines;
+      const entries = own.map(toListedLineEntry);
       return {
         id: row.id,
         userId: row.platform_id,
@@ -466,6 +464,18 @@ export class GenebrcService {
     });
     return { records, total };
   }
+}
+
+function toListedLineEntry(line: store.ListedLine): LineStatusEntry {
+  return {
+    serialNo: line.serialNo,
+    irmNumber: line.irmNumber,
+    sbCumInvoiceNumber: line.sbCumInvoiceNumber,
+    status: line.status as LineStatus,
+    ebrcNumber: line.ebrcNumber,
+    ebrcDate: line.ebrcDate,
+    errorDetails: line.errorDetails,
+  };
 }
 
 function toLineEntry(line: store.LineRow): LineStatusEntry {

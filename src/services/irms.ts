@@ -29,22 +29,36 @@ export type IrmRecord = {
   updatedAt: string;
 };
 
+/**
+ * A numeric(16,2) column's text as its JSON number. Number(text) is the double nearest to the amount, which is what
+ * centsToNumber gives (both round correctly), without going through a bigint; longer texts, whose cents may be past
+ * 2^53, go the exact way, which refuses them.
+ */
+function moneyNumber(text: string): number {
+  return text.length <= 16 ? Number(text) : centsToNumber(parseDecimalString(text));
+}
+
+/** irmStatusFor on the column texts: numeric(16,2) always reads with two decimals, so equal amounts read alike. */
+function irmStatusOf(row: store.IrmRow): IrmRecord['irmStatus'] {
+  if (row.irm_available_amt === row.remittance_fcc_amount) return 'fresh';
+  if (row.irm_available_amt === '0.00') return 'utilised';
+  return irmStatusFor(parseDecimalString(row.remittance_fcc_amount), parseDecimalString(row.irm_available_amt));
+}
+
 function toIrmRecord(row: store.IrmRow): IrmRecord {
-  const amount = parseDecimalString(row.remittance_fcc_amount);
-  const available = parseDecimalString(row.irm_available_amt);
   return {
     id: row.id,
     irmNumber: row.irm_number,
     irmIssueDate: row.irm_issue_date,
-    irmStatus: irmStatusFor(amount, available),
+    irmStatus: irmStatusOf(row),
     ifscCode: row.ifsc_code,
     remittanceAdCode: row.remittance_ad_code,
     remittanceDate: row.remittance_date,
     remittanceFCC: row.remittance_fcc,
-    remittanceFCCAmount: centsToNumber(amount),
-    ormAmountFCC: centsToNumber(parseDecimalString(row.orm_amount_fcc)),
-    irmAvailableAmt: centsToNumber(available),
-    irmUtilizedAmt: centsToNumber(parseDecimalString(row.irm_utilized_amt)),
+    remittanceFCCAmount: moneyNumber(row.remittance_fcc_amount),
+    ormAmountFCC: moneyNumber(row.orm_amount_fcc),
+    irmAvailableAmt: moneyNumber(row.irm_available_amt),
+    irmUtilizedAmt: moneyNumber(row.irm_utilized_amt),
     iecCode: row.iec_code,
     panNumber: row.pan_number,
     remitterName: row.remitter_name,

@@ -81,9 +81,10 @@ export function pageWindow(total: number, offset: number, limit: number): { offs
 }
 
 /**
- * A page of a customer's IRMs, newest issue date first. The total comes first, from irm_customer_counts or
- * irm_day_counts (or, for one IRM number, from the one row there may be), so neither grows with the customer's IRMs;
- * the page's ids then come from the index alone, from whichever end is nearer, and only their rows are read.
+ * A page of a customer's IRMs, newest issue date first. The total comes from irm_customer_counts or irm_day_counts
+ * (or, for one IRM number, from the one row there may be), so it does not grow with the customer's IRMs. The page's
+ * ids come from the index alone and only their rows are read. The first page carries its total in the same
+ * statement; a later page needs the total first, to read from whichever end is nearer.
  */
 export async function listIrms(
   db: Kysely<Schema>,
@@ -98,7 +99,7 @@ export async function listIrms(
     const rows = await matching.selectAll().execute();
     return { rows: rows.slice(filter.offset, filter.offset + filter.limit), total: rows.length };
   }
-  const readPage = (window: { offset: number; limit: number; reverse: boolean }) => {
+  const pageOf = (window: { offset: number; limit: number; reverse: boolean }) => {
     const direction = window.reverse ? 'asc' : 'desc';
     const within = window.reverse ? 'desc' : 'asc';
     const page = matching
@@ -112,39 +113,34 @@ export async function listIrms(
       .innerJoin(page.as('page'), 'page.id', 'irms.id')
       .selectAll('irms')
       .orderBy('irm_issue_date', direction)
-      .orderBy('irm_number', within)
-      .execute()
-      .then((rows) => (window.reverse ? rows.reverse() : rows));
+      .orderBy('irm_number', within);
   };
   if (filter.offset === 0) {
-    // The first page is read forwards whatever the total: both at once.
-    const [rows, total] = await Promise.all([readPage({ offset: 0, limit: filter.limit, reverse: false }), countIrms(db, filter)]);
-    return { rows, total };
+    // One statement: the rows, each with the total. No row on the first page means nothing matches.
+    const rows = await pageOf({ offset: 0, limit: filter.limit, reverse: false })
+      .select(irmTotal(filter).as('total_matching'))
+      .execute();
+    return { rows: rows.map(({ total_matching: _total, ...row }) => row), total: rows[0]?.total_matching ?? 0 };
   }
-  const total = await countIrms(db, filter);
+  const { total } = await db.selectNoFrom(irmTotal(filter).as('total')).executeTakeFirstOrThrow();
   const window = pageWindow(total, filter.offset, filter.limit);
-  return { rows: window ? await readPage(window) : [], total };
+  if (!window) return { rows: [], total };
+  const rows = await pageOf(window).execute();
+  return { rows: window.reverse ? rows.reverse() : rows, total };
 }
 
 /** How many IRMs a customer has, with the issue dates given: one row without dates, one row a day with them. */
-async function countIrms(db: Kysely<Schema>, filter: IrmFilter): Promise<number> {
+function irmTotal(filter: IrmFilter) {
   if (!filter.fromDate && !filter.toDate) {
-    const row = await db
-      .selectFrom('irm_customer_counts')
-      .select('irms')
-      .where('platform_customer_id', '=', filter.customerId)
-      .executeTakeFirst();
-    return row?.irms ?? 0;
+    return sql<number>`coalesce((select irms from irm_customer_counts where platform_customer_id = ${filter.customerId}), 0)`;
   }
-  return countByDay(db, filter);
+  return sql<number>`(${countByDay(filter)})`;
 }
 
-async function countByDay(db: Kysely<Schema>, filter: IrmFilter): Promise<number> {
-  let days = db.selectFrom('irm_day_counts').where('platform_customer_id', '=', filter.customerId);
-  if (filter.fromDate) days = days.where('irm_issue_date', '>=', filter.fromDate);
-  if (filter.toDate) days = days.where('irm_issue_date', '<=', filter.toDate);
-  const row = await days.select(sql<number>`coalesce(sum(irms), 0)::int`.as('total')).executeTakeFirstOrThrow();
-  return row.total;
+function countByDay(filter: IrmFilter) {
+  return sql`select coalesce(sum(irms), 0)::int from irm_day_counts where platform_customer_id = ${filter.customerId}${
+    filter.fromDate ? sql` and irm_issue_date >= ${filter.fromDate}` : sql``
+  }${filter.toDate ? sql` and irm_issue_date <= ${filter.toDate}` : sql``}`;
 }
 
 /** What a push checks its lines against and reserves. */

@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import type { AuthorityIrm } from '../../src/authority/authority.ts';
 import { insertCustomer, listCustomers } from '../../src/store/customers.ts';
 import { listIrms, pageWindow, upsertIrms } from '../../src/store/irms.ts';
-import { insertRequest, listRequests, moveRequest, type RequestFilter } from '../../src/store/requests.ts';
+import { applyLineResults, insertRequest, linesOf, listRequests, moveRequest, type RequestFilter } from '../../src/store/requests.ts';
 import type { Schema } from '../../src/store/schema.ts';
 import { describeEachBackend } from '../support/harness.ts';
 
@@ -212,7 +212,59 @@ describeEachBackend('List pages', (h) => {
       .offset(126)
       .limit(10)
       .execute();
-    assert.deepEqual(last.rows, forward);
+    assert.deepEqual(
+      last.rows.map(({ lines: _lines, ...row }) => row),
+      forward,
+    );
+  });
+
+  test('a listed request carries its lines in line order, as stored', async () => {
+    const { db } = h.database;
+    const platformId = h.platformA.id;
+    const customerId = await newCustomer(db, platformId, 'request-lines@example.com');
+    const ids: string[] = [];
+    for (let n = 0; n < 3; n += 1) {
+      const id = randomUUID();
+      ids.push(id);
+      const lines = Array.from({ length: n * 2 }, (_, index) => ({
+        lineIndex: index,
+        serialNo: 10 - index,
+        irmId: null,
+        irmNumber: `IRLINES${n}${index}`,
+        sbCumInvoiceNumber: `${1000000 + index}`,
+        mappedAmount: '10.50',
+        reserved: false,
+        payload: { serialNo: 10 - index, irmNumber: `IRLINES${n}${index}`, note: 'a "quoted" \\ text\n', nothing: null, amount: 10.5 },
+        status: 'PENDING',
+        errorDetails: index === 1 ? [{ serialNo: 9, field: 'billNo', code: 'ERR40', message: 'Not found.' }] : [],
+      }));
+      await insertRequest(
+        db,
+        { id, platformId, customerId, requestId: `EBRCGWLINES${id.slice(0, 18)}`, iecNumber: '0599001001', recordResCount: lines.length, uploadType: '101', declarationFlag: 'Y', status: 'PENDING', errorDetails: [], processedAt: null },
+        lines,
+      );
+    }
+    await applyLineResults(db, ids[2]!, [{ serialNo: 10, status: 'GENERATED', ebrcNumber: 'EBRC202611220000000001', ebrcDate: '2026-11-22', errorDetails: [] }]);
+    const stored = await linesOf(db, ids);
+    for (const offset of [0, 1, 2]) {
+      const { rows } = await listRequests(db, { customerId, offset, limit: 1 });
+      const own = stored.filter((line) => line.request_id === rows[0]!.id);
+      assert.deepEqual(
+        rows[0]!.lines,
+        own.map((line) => ({
+          serialNo: line.serial_no,
+          irmNumber: line.irm_number,
+          sbCumInvoiceNumber: line.sb_cum_invoice_number,
+          status: line.status,
+          ebrcNumber: line.ebrc_number,
+          ebrcDate: line.ebrc_date,
+          errorDetails: line.error_details,
+          payload: line.payload,
+        })),
+      );
+    }
+    const generated = (await listRequests(db, { customerId, offset: 0, limit: 1 })).rows[0]!.lines[0]!;
+    assert.deepEqual([generated.ebrcNumber, generated.ebrcDate], ['EBRC202611220000000001', '2026-11-22']);
   });
 
   test('GenEBRC counts follow inserts and status changes, committed or rolled back', async () => {
