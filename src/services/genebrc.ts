@@ -100,7 +100,7 @@ function visibleStatus(status: string): RequestStatus {
   return (status === 'SUBMITTING' ? 'PENDING' : status) as RequestStatus;
 }
 
-function snapshotOf(row: irmStore.IrmRow): IrmSnapshot {
+function snapshotOf(row: irmStore.IrmForPush): IrmSnapshot {
   const ddMMyyyy = (iso: string) => `${iso.slice(8, 10)}${iso.slice(5, 7)}${iso.slice(0, 4)}`;
   return {
     irmNumber: row.irm_number,
@@ -189,7 +189,7 @@ export class GenebrcService {
   }
 
   /** The IRMs the lines name, from the store; unknown ones trigger a pull from the authority first. */
-  async #irmsFor(customer: VerifiedCustomer, lines: readonly Line[]): Promise<Map<string, irmStore.IrmRow>> {
+  async #irmsFor(customer: VerifiedCustomer, lines: readonly Line[]): Promise<Map<string, irmStore.IrmForPush>> {
     const numbers = [...new Set(lines.map((line) => line.irmNumber))];
     let rows = await irmStore.findIrmsByNumber(this.#context.db, customer.id, numbers);
     if (rows.length < numbers.length) {
@@ -202,7 +202,7 @@ export class GenebrcService {
   async #storeFailed(
     request: Omit<store.NewRequest, 'status' | 'errorDetails' | 'processedAt'>,
     lines: readonly Line[],
-    irms: ReadonlyMap<string, irmStore.IrmRow>,
+    irms: ReadonlyMap<string, irmStore.IrmForPush>,
     errors: ErrorDetail[],
   ): Promise<PushAck> {
     await this.#context.db.transaction().execute((tx) =>
@@ -218,7 +218,7 @@ export class GenebrcService {
   #newLine(
     line: Line,
     index: number,
-    irms: ReadonlyMap<string, irmStore.IrmRow>,
+    irms: ReadonlyMap<string, irmStore.IrmForPush>,
     reserved: boolean,
     status: LineStatus,
     errorDetails: ErrorDetail[],
@@ -244,7 +244,7 @@ export class GenebrcService {
   async #reserveAndStore(
     request: Omit<store.NewRequest, 'status' | 'errorDetails' | 'processedAt'>,
     lines: readonly Line[],
-    irms: ReadonlyMap<string, irmStore.IrmRow>,
+    irms: ReadonlyMap<string, irmStore.IrmForPush>,
   ): Promise<void> {
     const perIrm = new Map<string, Cents[]>();
     for (const line of lines) perIrm.set(line.irmNumber, [...(perIrm.get(line.irmNumber) ?? []), line.mappedIRMAmountFCC]);
@@ -389,7 +389,6 @@ export class GenebrcService {
       if (!(await store.moveRequest(tx, request.id, 'PENDING', { status, processedAt: new Date() }))) return false;
       await store.applyLineResults(tx, request.id, results);
       await store.releaseReservations(tx, request.id, 'FAILED');
-      await store.settleGeneratedLines(tx, request.id);
       return true;
     });
     if (moved) return status;

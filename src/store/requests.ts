@@ -122,16 +122,6 @@ export async function releaseReservations(db: Kysely<Schema>, requestId: string,
     where irms.id = per_irm.irm_id`.execute(db);
 }
 
-/** Lines that became eBRCs keep their amount utilised for good: they hold no reservation any more. */
-export async function settleGeneratedLines(db: Kysely<Schema>, requestId: string): Promise<void> {
-  await db
-    .updateTable('genebrc_request_lines')
-    .set({ reserved: false })
-    .where('request_id', '=', requestId)
-    .where('status', '=', 'GENERATED')
-    .execute();
-}
-
 /** Compare-and-set on the status: true only for the one caller that made the move. */
 export async function moveRequest(
   db: Kysely<Schema>,
@@ -162,7 +152,10 @@ export type LineResultUpdate = {
   errorDetails: ErrorDetail[];
 };
 
-/** Writes the authority's per-line results of a request in one statement. */
+/**
+ * Writes the authority's per-line results of a request in one statement. A line that became an eBRC keeps its amount
+ * utilised for good: it holds no reservation any more. A failed line keeps its reservation for releaseReservations.
+ */
 export async function applyLineResults(db: Kysely<Schema>, requestId: string, results: readonly LineResultUpdate[]): Promise<void> {
   if (results.length === 0) return;
   const rows = JSON.stringify(
@@ -170,7 +163,8 @@ export async function applyLineResults(db: Kysely<Schema>, requestId: string, re
   );
   await sql`
     update genebrc_request_lines as line
-    set status = r.status, ebrc_number = r.ebrc_number, ebrc_date = r.ebrc_date::date, error_details = r.error_details
+    set status = r.status, ebrc_number = r.ebrc_number, ebrc_date = r.ebrc_date::date, error_details = r.error_details,
+        reserved = line.reserved and r.status <> 'GENERATED'
     from jsonb_to_recordset(${rows}::jsonb) as r(serial_no integer, status text, ebrc_number text, ebrc_date text, error_details jsonb)
     where line.request_id = ${requestId} and line.serial_no = r.serial_no`.execute(db);
 }
