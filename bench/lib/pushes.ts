@@ -146,7 +146,9 @@ export class IrmPool {
     const byFirstIrm = new Map(outstanding.map((lease) => [`${lease.customerId}/${lease.irms[0]?.irm.irmNumber}`, lease]));
     let found = 0;
     for (const customerId of new Set(outstanding.map((lease) => lease.customerId))) {
-      const limit = Math.min(100, outstanding.length + 20);
+      // The few newest requests are enough (pushes of other runs were settled by then), and a page of 999-line
+      // requests is large: 100 of them would make the service build a response of about 100 MB.
+      const limit = Math.min(100, outstanding.length + 4);
       const records = await api.expect<ListedRequest[]>(200, 'GET', `/api/v1/genebrc?platformCustomerId=${customerId}&page=1&limit=${limit}`);
       for (const record of records) {
         if (this.#known.has(record.requestId)) continue;
