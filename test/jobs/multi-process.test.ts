@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import pino from 'pino';
-import type { Authority } from '../../src/authority/authority.ts';
-import { createSandboxAuthority } from '../../src/authority/sandbox/sandbox-authority.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createService, type Service } from '../../src/service.ts';
-import { createPlatform } from '../../src/services/platforms.ts';
-import type { Database } from '../../src/store/database.ts';
-import { postgresUrl, scratchDatabase, type TestResponse } from '../support/harness.ts';
+import { postgresUrl } from '../support/harness.ts';
+import { startTwoServices, type ServiceName, type TwoServices } from '../support/two-services.ts';
 import { cents, lineFor, pushBody, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
 
 /**
@@ -16,63 +9,27 @@ import { cents, lineFor, pushBody, usableIrms, verifiedCustomer, waitForFinal } 
  * PostgreSQL database, as contract 8 allows: requests pushed through one are finished by either, once.
  */
 describe('two services polling one PostgreSQL database', { skip: postgresUrl() ? false : 'no PostgreSQL for the tests' }, () => {
-  let scratch: Awaited<ReturnType<typeof scratchDatabase>>;
-  const services: Record<'A' | 'B', Service | undefined> = { A: undefined, B: undefined };
-  const statusCalls: Record<'A' | 'B', string[]> = { A: [], B: [] };
-  const problems: string[] = [];
-  let apiKey = '';
-
-  function start(name: 'A' | 'B', env: Record<string, string>): Promise<Service> {
-    const counting = (database: Database): Authority => {
-      const sandbox = createSandboxAuthority({ database, processingDelayMs: 300 });
-      return {
-        ...sandbox,
-        getStatus(credentials, requestId, options) {
-          statusCalls[name].push(requestId);
-          return sandbox.getStatus(credentials, requestId, options);
-        },
-      };
-    };
-    // Warnings and errors of either process (a failed advance, a job queue error) are collected.
-    const logger = pino({ level: 'warn' }, { write: (line: string) => void problems.push(`${name}: ${line}`) });
-    return createService({ config: loadConfig(env), logger, authority: counting });
-  }
-
-  function request(name: 'A' | 'B') {
-    return async (method: string, url: string, options: { body?: unknown; query?: Record<string, string | number> } = {}): Promise<TestResponse> => {
-      const response = await services[name]!.app.inject({
-        method: method as 'GET',
-        url,
-        headers: { 'x-api-key': apiKey },
-        ...(options.query ? { query: Object.fromEntries(Object.entries(options.query).map(([k, v]) => [k, String(v)])) } : {}),
-        ...(options.body !== undefined ? { payload: options.body as object } : {}),
-      });
-      return { status: response.statusCode, headers: response.headers, body: response.body ? JSON.parse(response.body) : undefined, text: response.body };
-    };
-  }
-  const viaA = { request: request('A') };
-  const viaB = { request: request('B') };
+  let two: TwoServices | undefined;
+  const statusCalls: Record<ServiceName, string[]> = { A: [], B: [] };
+  // Bound lazily: the services start in before().
+  const via = (name: ServiceName): ReturnType<TwoServices['via']> => ({
+    request: (method, url, options) => two!.via(name).request(method, url, options),
+  });
+  const viaA = via('A');
+  const viaB = via('B');
 
   before(async () => {
-    scratch = await scratchDatabase('postgres');
-    const env = {
-      DATABASE_URL: scratch.databaseUrl!,
-      DATA_DIR: scratch.dataDir,
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-      RUN_POLLER: 'true',
-      POLL_INTERVAL_SECONDS: '1',
-      RATE_LIMIT_PER_SECOND: '100000',
-      RATE_LIMIT_BURST: '100000',
-    };
-    services.A = await start('A', env);
-    services.B = await start('B', env);
-    apiKey = (await createPlatform(services.A.database.db, 'Shared platform')).apiKey;
+    two = await startTwoServices((name, sandbox) => ({
+      ...sandbox,
+      getStatus(credentials, requestId, options) {
+        statusCalls[name].push(requestId);
+        return sandbox.getStatus(credentials, requestId, options);
+      },
+    }));
   });
 
   after(async () => {
-    await services.A?.close();
-    await services.B?.close();
-    await scratch?.drop();
+    await two?.close();
   });
 
   test('requests pushed through A are finished by both pollers, each exactly once', async () => {
@@ -96,12 +53,12 @@ describe('two services polling one PostgreSQL database', { skip: postgresUrl() ?
     const late = await Promise.all(
       irms.slice(10, 12).map((irm) => viaA.request('POST', '/api/v1/genebrc/push-irm', { body: pushBody(id, [lineFor(irm, 1, 4)]) })),
     );
-    await services.A!.close();
+    await two!.services.A.close();
     const lateFinals = await Promise.all(late.map((ack) => waitForFinal(viaB, id, ack.body.requestId)));
     for (const record of lateFinals) assert.equal(record.status, 'PROCESSED');
     for (const ack of late) assert.ok(statusCalls.B.includes(ack.body.requestId), 'B advanced what A left');
 
-    const db = services.B!.database.db;
+    const db = two!.services.B.database.db;
     const lines = await db
       .selectFrom('genebrc_request_lines')
       .innerJoin('genebrc_requests', 'genebrc_requests.id', 'genebrc_request_lines.request_id')
@@ -117,7 +74,7 @@ describe('two services polling one PostgreSQL database', { skip: postgresUrl() ?
     assert.ok(lines.every((line) => !line.reserved), 'nothing left reserved');
 
     // At the authority: each line processed once, so exactly one eBRC number was drawn per generated line.
-    const run = (text: string) => services.B!.database.executor.executeSql(text) as Promise<{ rows: any[] }>;
+    const run = (text: string) => two!.services.B.database.executor.executeSql(text) as Promise<{ rows: any[] }>;
     const sandboxLines = (await run("select request_id, serial_no, ebrc_number from sandbox.request_lines where status = 'GENERATED'")).rows;
     assert.equal(sandboxLines.length, generated.length);
     assert.equal(new Set(sandboxLines.map((line) => line.ebrc_number)).size, sandboxLines.length);
@@ -144,6 +101,6 @@ describe('two services polling one PostgreSQL database', { skip: postgresUrl() ?
     const byB = new Set(statusCalls.B);
     const firstTen = acks.map((ack) => ack.body.requestId);
     assert.ok(firstTen.every((requestId) => byA.has(requestId) || byB.has(requestId)));
-    assert.deepEqual(problems, [], 'neither poller logged a warning or an error');
+    assert.deepEqual(two!.problems, [], 'neither poller logged a warning or an error');
   });
 });

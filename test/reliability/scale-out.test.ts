@@ -1,16 +1,9 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { pino } from 'pino';
-import type { Authority } from '../../src/authority/authority.ts';
-import { createSandboxAuthority } from '../../src/authority/sandbox/sandbox-authority.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createService, type Service } from '../../src/service.ts';
-import { createPlatform } from '../../src/services/platforms.ts';
-import type { Database } from '../../src/store/database.ts';
-import { injectRequest, postgresUrl, scratchDatabase, type InjectOptions } from '../support/harness.ts';
+import { postgresUrl, type TestResponse } from '../support/harness.ts';
 import { assertLedgerConsistent, openRequestCount, statusFigures } from '../support/invariants.ts';
 import { Random, reportFigures, runSeed, scaled } from '../support/reliability.ts';
+import { startTwoServices, type ServiceName } from '../support/two-services.ts';
 import { cents, lineFor, money, pushBody, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
 /**
@@ -31,48 +24,22 @@ describe('two services on one PostgreSQL database under concurrent pushes', { sk
     const seed = runSeed();
     t.diagnostic(`seed ${seed}`);
     const random = new Random(seed);
-    const scratch = await scratchDatabase('postgres');
     const pushes = new Map<string, number>();
-    const statusCalls: Record<'A' | 'B', number> = { A: 0, B: 0 };
-    const problems: string[] = [];
-    const services: Partial<Record<'A' | 'B', Service>> = {};
-
-    const start = (name: 'A' | 'B', env: Record<string, string>) => {
-      const counting = (database: Database): Authority => {
-        const sandbox = createSandboxAuthority({ database, processingDelayMs: 300 });
-        return {
-          ...sandbox,
-          push(credentials, message, options) {
-            pushes.set(message.requestId, (pushes.get(message.requestId) ?? 0) + 1);
-            return sandbox.push(credentials, message, options);
-          },
-          getStatus(credentials, requestId, options) {
-            statusCalls[name] += 1;
-            return sandbox.getStatus(credentials, requestId, options);
-          },
-        };
-      };
-      const logger = pino({ level: 'warn' }, { write: (line: string) => void problems.push(`${name}: ${line}`) });
-      return createService({ config: loadConfig(env), logger, authority: counting });
-    };
+    const statusCalls: Record<ServiceName, number> = { A: 0, B: 0 };
+    const two = await startTwoServices((name, sandbox) => ({
+      ...sandbox,
+      push(credentials, message, options) {
+        pushes.set(message.requestId, (pushes.get(message.requestId) ?? 0) + 1);
+        return sandbox.push(credentials, message, options);
+      },
+      getStatus(credentials, requestId, options) {
+        statusCalls[name] += 1;
+        return sandbox.getStatus(credentials, requestId, options);
+      },
+    }));
+    const { services, problems, via } = two;
 
     try {
-      const env = {
-        DATABASE_URL: scratch.databaseUrl!,
-        DATA_DIR: scratch.dataDir,
-        ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-        RUN_POLLER: 'true',
-        POLL_INTERVAL_SECONDS: '1',
-        RATE_LIMIT_PER_SECOND: '100000',
-        RATE_LIMIT_BURST: '100000',
-        LOG_LEVEL: 'warn',
-      };
-      services.A = await start('A', env);
-      services.B = await start('B', env);
-      const apiKey = (await createPlatform(services.A.database.db, 'Shared platform')).apiKey;
-      const via = (name: 'A' | 'B') => ({
-        request: (method: string, url: string, options: InjectOptions = {}) => injectRequest(services[name]!, method, url, { ...options, key: apiKey }),
-      });
       const customerId = await verifiedCustomer(via('A'), 'scale-out@example.com');
       const irms = await usableIrms(via('B'), customerId, IRM_COUNT);
       const plans = irms.map((irm) => {
@@ -86,7 +53,7 @@ describe('two services on one PostgreSQL database under concurrent pushes', { sk
       // IRM's available amount, push one share claiming it. Many read the same balance at once; one may win it, the
       // rest are refused; once fewer than a share is left, every push is refused.
       const bodies: { plan: (typeof plans)[number]; via: 'A' | 'B' }[] = [];
-      const answers: Awaited<ReturnType<typeof injectRequest>>[] = [];
+      const answers: TestResponse[] = [];
       let inFlight = 0;
       let peakInFlight = 0;
       const started = Date.now();
@@ -175,9 +142,7 @@ describe('two services on one PostgreSQL database under concurrent pushes', { sk
         'settle ms': settleMs,
       });
     } finally {
-      await services.A?.close();
-      await services.B?.close();
-      await scratch.drop();
+      await two.close();
     }
   });
 });
