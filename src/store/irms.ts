@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuthorityIrm } from '../authority/authority.ts';
+import { readPage, type PageWindow } from './paging.ts';
 import type { IrmsTable, Schema } from './schema.ts';
 
 export type IrmRow = Selectable<IrmsTable>;
@@ -69,22 +70,9 @@ export type IrmFilter = {
 };
 
 /**
- * Which rows of an ordered list of `total` rows a page covers, and how to read them cheaply: a page past the middle
- * is read from the other end (the reverse order, then reversed), so that no page walks more than half the list.
- * Null when the page is past the end.
- */
-export function pageWindow(total: number, offset: number, limit: number): { offset: number; limit: number; reverse: boolean } | null {
-  if (offset >= total) return null;
-  const count = Math.min(limit, total - offset);
-  if (offset * 2 <= total - count) return { offset, limit: count, reverse: false };
-  return { offset: total - offset - count, limit: count, reverse: true };
-}
-
-/**
  * A page of a customer's IRMs, newest issue date first. The total comes from irm_customer_counts or irm_day_counts
  * (or, for one IRM number, from the one row there may be), so it does not grow with the customer's IRMs. The page's
- * ids come from the index alone and only their rows are read. The first page carries its total in the same
- * statement; a later page needs the total first, to read from whichever end is nearer.
+ * ids come from the index alone and only their rows are read, from whichever end is nearer (readPage).
  */
 export async function listIrms(
   db: Kysely<Schema>,
@@ -99,7 +87,7 @@ export async function listIrms(
     const rows = await matching.selectAll().execute();
     return { rows: rows.slice(filter.offset, filter.offset + filter.limit), total: rows.length };
   }
-  const pageOf = (window: { offset: number; limit: number; reverse: boolean }) => {
+  const rowsOf = (window: PageWindow) => {
     const direction = window.reverse ? 'asc' : 'desc';
     const within = window.reverse ? 'desc' : 'asc';
     const page = matching
@@ -115,18 +103,7 @@ export async function listIrms(
       .orderBy('irm_issue_date', direction)
       .orderBy('irm_number', within);
   };
-  if (filter.offset === 0) {
-    // One statement: the rows, each with the total. No row on the first page means nothing matches.
-    const rows = await pageOf({ offset: 0, limit: filter.limit, reverse: false })
-      .select(irmTotal(filter).as('total_matching'))
-      .execute();
-    return { rows: rows.map(({ total_matching: _total, ...row }) => row), total: rows[0]?.total_matching ?? 0 };
-  }
-  const { total } = await db.selectNoFrom(irmTotal(filter).as('total')).executeTakeFirstOrThrow();
-  const window = pageWindow(total, filter.offset, filter.limit);
-  if (!window) return { rows: [], total };
-  const rows = await pageOf(window).execute();
-  return { rows: window.reverse ? rows.reverse() : rows, total };
+  return readPage(db, filter, rowsOf, irmTotal(filter));
 }
 
 /** How many IRMs a customer has, with the issue dates given: one row without dates, one row a day with them. */

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ErrorDetail } from '../domain/push-rules.ts';
-import { pageWindow } from './irms.ts';
+import { readPage, type PageWindow } from './paging.ts';
 import type { GenebrcRequestLinesTable, GenebrcRequestsTable, Schema } from './schema.ts';
 
 export type RequestRow = Selectable<GenebrcRequestsTable>;
@@ -238,8 +238,7 @@ const LINES = sql<ListedLine[]>`(
 /**
  * A page of a customer's requests, newest first, each with its lines. The total comes from the counts kept per
  * customer and status (and per UTC day for date filters), or, for one requestId, from the one row there may be.
- * The page's ids come from the index alone and only their rows are read. The first page carries its total in the
- * same statement; a later page needs the total first, to read from whichever end is nearer.
+ * The page's ids come from the index alone and only their rows are read, from whichever end is nearer (readPage).
  */
 export async function listRequests(
   db: Kysely<Schema>,
@@ -256,7 +255,7 @@ export async function listRequests(
     const rows = await base.selectAll().select(LINES.as('lines')).execute();
     return { rows: rows.slice(filter.offset, filter.offset + filter.limit), total: rows.length };
   }
-  const pageOf = (window: { offset: number; limit: number; reverse: boolean }) => {
+  const rowsOf = (window: PageWindow) => {
     const direction = window.reverse ? 'asc' : 'desc';
     const page = base
       .select('id')
@@ -272,18 +271,7 @@ export async function listRequests(
       .orderBy('created_at', direction)
       .orderBy('genebrc_requests.id', direction);
   };
-  if (filter.offset === 0) {
-    // One statement: the rows, each with the total. No row on the first page means nothing matches.
-    const rows = await pageOf({ offset: 0, limit: filter.limit, reverse: false })
-      .select(requestTotal(filter).as('total_matching'))
-      .execute();
-    return { rows: rows.map(({ total_matching: _total, ...row }) => row), total: rows[0]?.total_matching ?? 0 };
-  }
-  const { total } = await db.selectNoFrom(requestTotal(filter).as('total')).executeTakeFirstOrThrow();
-  const window = pageWindow(total, filter.offset, filter.limit);
-  if (!window) return { rows: [], total };
-  const rows = await pageOf(window).execute();
-  return { rows: window.reverse ? rows.reverse() : rows, total };
+  return readPage(db, filter, rowsOf, requestTotal(filter));
 }
 
 /** How many requests match, from the kept counts: a few rows per customer, or one row a day with dates. */
