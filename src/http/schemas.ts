@@ -37,6 +37,12 @@ const STATUS_CODES_BY_STATUS = Object.entries(ERROR_TABLE).reduce<Record<number,
   return byStatus;
 }, {});
 
+/** A success response's schema with the description the OpenAPI reference shows for it (else "Default Response"). */
+export function answer<T extends TSchema>(schema: T, description: string): T {
+  // @fastify/swagger reads x-response-description from the resolved schema; a reference is described in place.
+  return { ...schema, 'x-response-description': description, ...('$ref' in schema ? { description } : {}) };
+}
+
 /** The standard error responses of an authenticated operation, plus the ones it names, as problem documents. */
 export function problems(...statuses: number[]) {
   const all = [...new Set([400, 401, 429, 500, ...statuses])].sort();

@@ -55,6 +55,9 @@ describeEachBackend('operations', (h) => {
       assert.ok(operation, `${method.toUpperCase()} ${path} is missing; paths are ${Object.keys(doc.paths).join(', ')}`);
       assert.deepEqual(operation.security, [{ apiKey: [] }], `${method.toUpperCase()} ${path} must require the API key`);
       assert.ok(operation.summary, `${method.toUpperCase()} ${path} has no summary`);
+      for (const [status, answer] of Object.entries(operation.responses as Record<string, { description: string }>)) {
+        assert.notEqual(answer.description, 'Default Response', `${method.toUpperCase()} ${path} ${status} says what it answers`);
+      }
     }
     // The create operation keeps the interface's trailing slash and is not listed a second time without it.
     assert.equal(doc.paths['/api/v1/platform-customers']?.post, undefined);

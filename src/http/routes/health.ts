@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import type { Api, Deps } from '../app.ts';
 import { Type } from 'typebox';
+import { answer } from '../schemas.ts';
 
 export function healthRoutes(app: Api, deps: Deps): void {
   app.get(
     '/health',
-    { schema: { tags: ['Operations'], summary: 'The process is up', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+    { schema: { tags: ['Operations'], summary: 'The process is up', response: { 200: answer(Type.Object({ status: Type.Literal('ok') }), 'The process is up') } } },
     async () => ({ status: 'ok' as const }),
   );
 
@@ -15,7 +16,10 @@ export function healthRoutes(app: Api, deps: Deps): void {
       schema: {
         tags: ['Operations'],
         summary: 'The database answers',
-        response: { 200: Type.Object({ status: Type.Literal('ready') }), 503: Type.Object({ status: Type.Literal('unavailable') }) },
+        response: {
+          200: answer(Type.Object({ status: Type.Literal('ready') }), 'The database answers'),
+          503: answer(Type.Object({ status: Type.Literal('unavailable') }), 'The database does not answer'),
+        },
       },
     },
     async (_request, reply) => {

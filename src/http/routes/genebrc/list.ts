@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Api, Deps } from '../../app.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { RequestListQuery, RequestRecordSchema, problems } from '../../schemas.ts';
+import { answer, problems, RequestListQuery, RequestRecordSchema } from '../../schemas.ts';
 import { requireDateRange } from '../date-range.ts';
 
 function pageLink(url: URL, page: number, rel: string): string {
@@ -21,7 +21,10 @@ export function listRequestsRoute(app: Api, deps: Deps): void {
           '(rel first, prev, next, last). `fromDate` and `toDate` filter `createdAt` (UTC days, inclusive).',
         security: [{ apiKey: [] }],
         querystring: RequestListQuery,
-        response: { 200: Type.Array(RequestRecordSchema), ...problems(404) },
+        response: {
+          200: answer(Type.Array(RequestRecordSchema), "A page of the customer's requests, newest first; the total in X-Total-Count, the pages in Link"),
+          ...problems(404),
+        },
       },
     },
     async (request, reply) => {

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../app.ts';
 import type { RawLine } from '../../../domain/push-line.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { PushAckSchema, PushBodySchema, problems } from '../../schemas.ts';
+import { answer, problems, PushAckSchema, PushBodySchema } from '../../schemas.ts';
 
 export function pushIrmRoute(app: Api, deps: Deps): void {
   app.post(
@@ -17,7 +17,7 @@ export function pushIrmRoute(app: Api, deps: Deps): void {
           'amounts are reserved against the IRMs at once, atomically. Follow it with POST /genebrc/status.',
         security: [{ apiKey: [] }],
         body: PushBodySchema,
-        response: { 200: PushAckSchema, ...problems(404, 409, 413, 415, 422, 502, 504) },
+        response: { 200: answer(PushAckSchema, 'The acknowledgement: Validated (pushed, now pending at the authority) or Failed (with the rules it broke)'), ...problems(404, 409, 413, 415, 422, 502, 504) },
       },
     },
     async (request) =>

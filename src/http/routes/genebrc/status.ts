@@ -1,6 +1,6 @@
 import type { Api, Deps } from '../../app.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { StatusBody, StatusSchema, problems } from '../../schemas.ts';
+import { answer, problems, StatusBody, StatusSchema } from '../../schemas.ts';
 
 export function statusRoute(app: Api, deps: Deps): void {
   app.post(
@@ -14,7 +14,7 @@ export function statusRoute(app: Api, deps: Deps): void {
           'acknowledgement), PENDING, then PROCESSED (every line generated), PARTIALLY_PROCESSED or ERRORED (none).',
         security: [{ apiKey: [] }],
         body: StatusBody,
-        response: { 200: StatusSchema, ...problems(404, 413, 415) },
+        response: { 200: answer(StatusSchema, "The request's status and each line's outcome, eBRC numbers included once generated"), ...problems(404, 413, 415) },
       },
     },
     async (request) => deps.genebrc.status(platformOf(request), request.body),

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../app.ts';
 import { refreshIrms } from '../../../services/irms.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { EmptyBody, IrmPageSchema, IrmRefreshQuery, problems } from '../../schemas.ts';
+import { answer, EmptyBody, IrmPageSchema, IrmRefreshQuery, problems } from '../../schemas.ts';
 import { requireDateRange } from '../date-range.ts';
 
 export function irmRefreshRoute(app: Api, deps: Deps): void {
@@ -18,7 +18,7 @@ export function irmRefreshRoute(app: Api, deps: Deps): void {
         security: [{ apiKey: [] }],
         querystring: IrmRefreshQuery,
         body: EmptyBody,
-        response: { 200: IrmPageSchema, ...problems(404, 409, 413, 415, 502, 504) },
+        response: { 200: answer(IrmPageSchema, "A page of the customer's IRMs, newest issue date first, and how many match"), ...problems(404, 409, 413, 415, 502, 504) },
       },
       preValidation: async (request) => {
         request.body ??= {};

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../app.ts';
 import { checkAuthorityCredentials } from '../../../services/authority-credentials.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { CheckCredentialsBody, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
+import { answer, CheckCredentialsBody, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
 
 export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
   app.post(
@@ -17,7 +17,7 @@ export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
         security: [{ apiKey: [] }],
         params: IdParams,
         body: CheckCredentialsBody,
-        response: { 200: PlatformCustomerRef, ...problems(404, 409, 413, 415, 422, 502, 504) },
+        response: { 200: answer(PlatformCustomerRef, 'The authority accepted the credentials: the customer, now verified, with its IEC'), ...problems(404, 409, 413, 415, 422, 502, 504) },
       },
     },
     async (request) => checkAuthorityCredentials(deps.context, platformOf(request), request.params.id, request.body),

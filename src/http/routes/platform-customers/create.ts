@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../app.ts';
 import { createCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { CreatePlatformCustomerBody, PlatformCustomerRef, problems } from '../../schemas.ts';
+import { answer, CreatePlatformCustomerBody, PlatformCustomerRef, problems } from '../../schemas.ts';
 
 export function createPlatformCustomerRoute(app: Api, deps: Deps): void {
   app.post(
@@ -13,7 +13,7 @@ export function createPlatformCustomerRoute(app: Api, deps: Deps): void {
         description: 'Registers an exporter under the platform that owns the API key. Emails are unique per platform, ignoring case.',
         security: [{ apiKey: [] }],
         body: CreatePlatformCustomerBody,
-        response: { 201: PlatformCustomerRef, ...problems(409, 413, 415, 422) },
+        response: { 201: answer(PlatformCustomerRef, 'The customer, created'), ...problems(409, 413, 415, 422) },
       },
     },
     async (request, reply) => {

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../app.ts';
 import { requireCustomer, toCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
+import { answer, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
 
 export function getPlatformCustomerRoute(app: Api, deps: Deps): void {
   app.get(
@@ -12,7 +12,7 @@ export function getPlatformCustomerRoute(app: Api, deps: Deps): void {
         summary: 'Get a platform customer',
         security: [{ apiKey: [] }],
         params: IdParams,
-        response: { 200: PlatformCustomerRef, ...problems(404) },
+        response: { 200: answer(PlatformCustomerRef, 'The customer'), ...problems(404) },
       },
     },
     async (request) => toCustomer(await requireCustomer(deps.database.db, platformOf(request), request.params.id)),

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../app.ts';
 import { listCustomers } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { CustomerListQuery, CustomerListSchema, problems } from '../../schemas.ts';
+import { answer, CustomerListQuery, CustomerListSchema, problems } from '../../schemas.ts';
 
 export function listPlatformCustomersRoute(app: Api, deps: Deps): void {
   app.get(
@@ -13,7 +13,7 @@ export function listPlatformCustomersRoute(app: Api, deps: Deps): void {
         description: 'Newest first. `search` matches part of the name or email, ignoring case.',
         security: [{ apiKey: [] }],
         querystring: CustomerListQuery,
-        response: { 200: CustomerListSchema, ...problems() },
+        response: { 200: answer(CustomerListSchema, "A page of the platform's customers, newest first, and how many match"), ...problems() },
       },
     },
     async (request) => listCustomers(deps.database.db, platformOf(request), request.query),
