@@ -35,7 +35,16 @@ export class CredentialsVault {
     const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, IV_BYTES));
     decipher.setAAD(Buffer.from(customerId));
     decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-    const text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    let text: string;
+    try {
+      text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    } catch {
+      // What the operator needs to read in the log of the 500 this becomes: the usual cause is configuration.
+      throw new Error(
+        `the stored authority credentials of customer ${customerId} do not decrypt with this process's key: ` +
+          'every process must run with the ENCRYPTION_KEY they were sealed with (or the customer must verify again)',
+      );
+    }
     return JSON.parse(text) as AuthorityCredentials;
   }
 }
