@@ -1,8 +1,5 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Authority, AuthorityCredentials, AuthorityIrm, PushMessage } from '../../src/authority/authority.ts';
 import { AuthorityError } from '../../src/authority/authority.ts';
@@ -16,6 +13,7 @@ import { migrate } from '../../src/store/migrate.ts';
 import { centsToNumber, formatCents, parseDecimalString } from '../../src/domain/money.ts';
 import { parseIsoDate, toDdMMyyyy } from '../../src/domain/dates.ts';
 import { BANNED_PURPOSE_CODES, VALID_PURPOSE_CODES } from '../../src/domain/purpose-codes.ts';
+import { backends, scratchDatabase } from '../support/harness.ts';
 
 const PASSWORD = 'Sandbox@123';
 const DEMO: AuthorityCredentials = { username: 'demo.exporter', password: PASSWORD };
@@ -25,8 +23,6 @@ const PROCESSING_DELAY_MS = 5_000;
 const START = new Date('2026-11-22T12:00:00Z');
 const HOUR_MS = 3_600_000;
 
-const postgresUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
-const backends = postgresUrl === undefined ? ['embedded'] : ['embedded', 'postgres'];
 
 function account(username: string): SandboxAccount {
   const found = findSandboxAccount(username);
@@ -93,13 +89,13 @@ function share(decimal: string, numerator: bigint, denominator: bigint): string 
   return formatCents((parseDecimalString(decimal) * numerator) / denominator);
 }
 
-for (const backend of backends) {
+for (const backend of backends()) {
   describe(`sandbox authority (${backend})`, () => {
     let database: Database;
-    let dataDir: string;
+    let scratch: Awaited<ReturnType<typeof scratchDatabase>>;
     let clock: Date;
     let authority: Authority;
-    // Untouched demo IRMs, each test takes its own: on PostgreSQL, earlier runs have used some already.
+    // Untouched demo IRMs, each test takes its own.
     let freshIrms: AuthorityIrm[];
 
     const currentIrm = async (irmNumber: string): Promise<AuthorityIrm> => {
@@ -114,8 +110,8 @@ for (const backend of backends) {
     };
 
     before(async () => {
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sandbox-authority-'));
-      database = await openDatabase({ databaseUrl: backend === 'postgres' ? postgresUrl : undefined, dataDir });
+      scratch = await scratchDatabase(backend);
+      database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
       await migrate(database);
       clock = START;
       authority = createSandboxAuthority({ database, processingDelayMs: PROCESSING_DELAY_MS, now: () => clock });
@@ -126,7 +122,7 @@ for (const backend of backends) {
 
     after(async () => {
       await database.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await scratch.drop();
     });
 
     describe('credentials', () => {
