@@ -70,8 +70,9 @@ export async function listCustomers(
 ): Promise<{ rows: ShownCustomerRow[]; total: number }> {
   let base = db.selectFrom('platform_customers').where('platform_id', '=', query.platformId);
   if (query.search) {
-    const pattern = `%${escapeLike(query.search)}%`;
-    base = base.where((eb) => eb.or([eb('name', 'ilike', pattern), eb('email', 'ilike', pattern)]));
+    // Case-insensitive like ILIKE, on the lowercase copies the database keeps (lowercasing every row was the cost).
+    const pattern = sql<string>`lower(${`%${escapeLike(query.search)}%`})`;
+    base = base.where((eb) => eb.or([eb('name_lower', 'like', pattern), eb('email_lower', 'like', pattern)]));
   }
   const counted = await base
     .select(SHOWN_COLUMNS)

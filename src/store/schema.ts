@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 import type { ErrorDetail } from '../domain/push-rules.ts';
 
 /** A timestamptz column: read as Date, written as Date or left to its default. */
@@ -39,6 +39,9 @@ export type PlatformCustomersTable = {
   irms_pulled_at: Date | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** lower(name) and lower(email), kept by the database for the search. */
+  name_lower: GeneratedAlways<string>;
+  email_lower: GeneratedAlways<string>;
 };
 
 export type IrmsTable = {
