@@ -74,14 +74,11 @@ export class RequestPoller implements RequestScheduler {
       burstWhenBatchFull: true,
       perJobResults: true,
     } as const;
-    // Each job is settled on its own: one request still open (or failing) must not hold back the others fetched with it.
+    // Each job is settled on its own: one request still open must not hold back the others fetched with it.
     await this.#boss.work<AdvanceJob>(QUEUE, options, async (jobs) => {
       const results: JobResult[] = [];
       for (const job of jobs) {
-        const open = await advance(job.data.requestId).catch((error: unknown) => {
-          this.#log.error({ err: error, requestId: job.data.requestId }, 'advancing a request failed');
-          return true;
-        });
+        const open = await advance(job.data.requestId);
         results.push(open ? { id: job.id, status: 'failed', output: { message: `request ${job.data.requestId} is still open` } } : { id: job.id, status: 'completed' });
       }
       return results;
