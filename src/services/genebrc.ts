@@ -409,8 +409,7 @@ export class GenebrcService {
       }
       request = (await store.findRequestById(db, request.id))!;
     }
-    const lines = await store.linesOf(db, [request.id]);
-    const entries = lines.map(toLineEntry);
+    const entries = (await store.linesOfRequest(db, request.id)).map(toLineEntry);
     return {
       requestId: request.request_id,
       authorityAckId: request.authority_ack_id,
@@ -441,7 +440,7 @@ export class GenebrcService {
     });
     const records = rows.map((row): RequestRecord => {
       const own = row.lines;
-      const entries = own.map(toListedLineEntry);
+      const entries = own.map(toLineEntry);
       return {
         id: row.id,
         userId: row.platform_id,
@@ -465,7 +464,7 @@ export class GenebrcService {
   }
 }
 
-function toListedLineEntry(line: store.ListedLine): LineStatusEntry {
+function toLineEntry(line: store.ListedLine): LineStatusEntry {
   return {
     serialNo: line.serialNo,
     irmNumber: line.irmNumber,
@@ -476,16 +475,3 @@ function toListedLineEntry(line: store.ListedLine): LineStatusEntry {
     errorDetails: line.errorDetails,
   };
 }
-
-function toLineEntry(line: store.LineRow): LineStatusEntry {
-  return {
-    serialNo: line.serial_no,
-    irmNumber: line.irm_number,
-    sbCumInvoiceNumber: line.sb_cum_invoice_number,
-    status: line.status as LineStatus,
-    ebrcNumber: line.ebrc_number,
-    ebrcDate: line.ebrc_date,
-    errorDetails: line.error_details,
-  };
-}
-

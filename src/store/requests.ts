@@ -1,10 +1,9 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ErrorDetail } from '../domain/push-rules.ts';
 import { readPage, type PageWindow } from './paging.ts';
-import type { GenebrcRequestLinesTable, GenebrcRequestsTable, Schema } from './schema.ts';
+import type { GenebrcRequestsTable, Schema } from './schema.ts';
 
 export type RequestRow = Selectable<GenebrcRequestsTable>;
-export type LineRow = Selectable<GenebrcRequestLinesTable>;
 
 export type NewRequest = {
   id: string;
@@ -186,17 +185,6 @@ export async function findRequestOfCustomer(db: Kysely<Schema>, customerId: stri
     .executeTakeFirst();
 }
 
-export async function linesOf(db: Kysely<Schema>, requestIds: readonly string[]): Promise<LineRow[]> {
-  if (requestIds.length === 0) return [];
-  return db
-    .selectFrom('genebrc_request_lines')
-    .selectAll()
-    .where('request_id', 'in', [...requestIds])
-    .orderBy('request_id')
-    .orderBy('line_index')
-    .execute();
-}
-
 export type RequestFilter = {
   customerId: string;
   requestId?: string | undefined;
@@ -234,6 +222,12 @@ const LINES = sql<ListedLine[]>`(
     'status', line.status, 'ebrcNumber', line.ebrc_number, 'ebrcDate', line.ebrc_date,
     'errorDetails', line.error_details, 'payload', line.payload) order by line.line_index), '[]')
   from genebrc_request_lines line where line.request_id = genebrc_requests.id)`;
+
+/** One request's lines in line order, in the shape a page carries them. */
+export async function linesOfRequest(db: Kysely<Schema>, id: string): Promise<ListedLine[]> {
+  const row = await db.selectFrom('genebrc_requests').select(LINES.as('lines')).where('id', '=', id).executeTakeFirst();
+  return row?.lines ?? [];
+}
 
 /**
  * A page of a customer's requests, newest first, each with its lines. The total comes from the counts kept per

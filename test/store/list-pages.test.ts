@@ -6,7 +6,7 @@ import type { AuthorityIrm } from '../../src/authority/authority.ts';
 import { insertCustomer, listCustomers } from '../../src/store/customers.ts';
 import { listIrms, upsertIrms } from '../../src/store/irms.ts';
 import { pageWindow } from '../../src/store/paging.ts';
-import { applyLineResults, insertRequest, linesOf, listRequests, moveRequest, type RequestFilter } from '../../src/store/requests.ts';
+import { applyLineResults, insertRequest, listRequests, moveRequest, type RequestFilter } from '../../src/store/requests.ts';
 import type { Schema } from '../../src/store/schema.ts';
 import { describeEachBackend } from '../support/harness.ts';
 
@@ -246,7 +246,14 @@ describeEachBackend('List pages', (h) => {
       );
     }
     await applyLineResults(db, ids[2]!, [{ serialNo: 10, status: 'GENERATED', ebrcNumber: 'EBRC202611220000000001', ebrcDate: '2026-11-22', errorDetails: [] }]);
-    const stored = await linesOf(db, ids);
+    // The lines as stored, row by row: what a page's lines must equal.
+    const stored = await db
+      .selectFrom('genebrc_request_lines')
+      .selectAll()
+      .where('request_id', 'in', ids)
+      .orderBy('request_id')
+      .orderBy('line_index')
+      .execute();
     for (const offset of [0, 1, 2]) {
       const { rows } = await listRequests(db, { customerId, offset, limit: 1 });
       const own = stored.filter((line) => line.request_id === rows[0]!.id);
