@@ -7,6 +7,7 @@ export const ERROR_TABLE = {
   api_key_missing: { status: 401, title: 'API key missing' },
   api_key_invalid: { status: 401, title: 'API key not valid' },
   not_found: { status: 404, title: 'Not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
   customer_email_taken: { status: 409, title: 'Email already used by another customer' },
   customer_not_verified: { status: 409, title: 'Customer not verified with the authority' },
   idempotency_key_in_use: { status: 409, title: 'Idempotency key in use' },
@@ -29,20 +30,27 @@ export type FieldError = { path: string; code: string; message: string };
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly errors: FieldError[] | undefined;
+  /** How many field problems there are in all, when `errors` holds only the first of them. */
+  readonly errorCount: number | undefined;
   readonly headers: Record<string, string> | undefined;
-  /** A 5xx answer that is nonetheless the request's outcome, so it is replayed to retries with the same Idempotency-Key. */
-  readonly replayable: boolean;
+  /**
+   * What a retry with the same Idempotency-Key gets after this 5xx: `replay`, this answer again (it is the request's
+   * outcome, such as a push held for reconciliation); `run_again`, a fresh run (what the request committed was undone).
+   * Unset: a fresh run only if the request committed nothing.
+   */
+  readonly onRetry: 'replay' | 'run_again' | undefined;
   constructor(
     code: ErrorCode,
     detail: string,
-    extra: { errors?: FieldError[]; headers?: Record<string, string>; replayable?: boolean } = {},
+    extra: { errors?: FieldError[]; errorCount?: number; headers?: Record<string, string>; onRetry?: 'replay' | 'run_again' } = {},
   ) {
     super(detail);
     this.name = 'AppError';
     this.code = code;
     this.errors = extra.errors;
+    this.errorCount = extra.errorCount;
     this.headers = extra.headers;
-    this.replayable = extra.replayable ?? false;
+    this.onRetry = extra.onRetry;
   }
 }
 

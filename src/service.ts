@@ -60,6 +60,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       context,
       irmPuller,
       genebrc,
+      requestList: new RequestList(database.db),
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
     await poller.start();

@@ -5,6 +5,11 @@ export type RequestStatus = typeof REQUEST_STATUSES[number];
 /** SUBMITTING: reserved locally, not yet acknowledged by the authority; never shown to clients. */
 export type StoredRequestStatus = RequestStatus | 'SUBMITTING';
 
+/** The status a client sees for a stored one: SUBMITTING is ours alone, to clients a request still pending at the authority. */
+export function visibleStatus(status: string): RequestStatus {
+  return (status === 'SUBMITTING' ? 'PENDING' : status) as RequestStatus;
+}
+
 export const LINE_STATUSES = ['PENDING', 'GENERATED', 'FAILED'] as const;
 export type LineStatus = typeof LINE_STATUSES[number];
 

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -7,6 +8,7 @@ import type { Config } from '../config.ts';
 import type { ServiceContext } from '../services/context.ts';
 import type { GenebrcService } from '../services/genebrc.ts';
 import type { IrmPuller } from '../services/irms.ts';
+import type { RequestList } from '../services/request-list.ts';
 import type { Database } from '../store/database.ts';
 import { AppError } from '../errors.ts';
 import { ApiKeyAuthenticator } from '../services/platforms.ts';
@@ -24,7 +26,7 @@ import { healthRoutes } from './routes/health.ts';
 import { irmRefreshRoute } from './routes/irm/refresh.ts';
 import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
-import { compileValidator, hasUnstorableText, unstorableText } from './validation.ts';
+import { compileRequestValidator, hasUnstorableText, unstorableText } from './validation.ts';
 
 export type Api = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -34,12 +36,14 @@ export type Deps = {
   context: ServiceContext;
   irmPuller: IrmPuller;
   genebrc: GenebrcService;
+  requestList: RequestList;
 };
 
 const BODY_LIMIT = 5 * 1024 * 1024;
 /** Longer than any id the API takes (IdParams: 100); longer ones are refused by the router. */
 const MAX_PATH_PARAMETER_LENGTH = 200;
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH };
 
 /** Log redaction: no API key, password or authority secret may reach a log line. */
 export const REDACTED_PATHS = [
@@ -66,7 +70,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   const app = Fastify({
     ...logging,
     bodyLimit: BODY_LIMIT,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
+    routerOptions: ROUTER_OPTIONS,
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
@@ -85,9 +89,21 @@ export async function buildApp(options: AppOptions): Promise<Api> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
 
-  // JSON is the only body this API takes; anything else is a 415.
-  app.removeContentTypeParser(['text/plain']);
-  app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
+  // JSON is the only body this API takes; anything else is a 415. JSON text is UTF-8 (RFC 8259): read as text, bytes
+  // that are not would silently become U+FFFD, so the body is read as bytes and checked first, then parsed by Fastify's
+  // own parser (which refuses __proto__ and constructor.prototype keys).
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    if (isUtf8(body)) return parseJson(request, body.toString('utf8'), done);
+    done(
+      new AppError('validation_failed', 'The body is not valid UTF-8; send JSON text in UTF-8.', {
+        errors: [{ path: '', code: 'invalid_encoding', message: 'The body is not valid UTF-8.' }],
+      }),
+      undefined,
+    );
+  });
+  app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema, httpPart));
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   // The hooks every request runs are synchronous (callback style): an async hook costs a promise and a turn of the
   // event loop per request, a measurable share of a one-row lookup (docs/performance.md).
@@ -95,7 +111,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
     reply.header('x-request-id', request.id);
     done();
   });
-  registerErrorHandling(app);
+  registerErrorHandling(app, ROUTER_OPTIONS);
   // After the schemas, before any route (and its Idempotency-Key) stores anything: text that cannot be stored as sent.
   app.addHook('preHandler', (request, _reply, done) => {
     if (!hasUnstorableText(request.params) && !hasUnstorableText(request.query) && !hasUnstorableText(request.body)) return done();

@@ -1,8 +1,9 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
+import FindMyWay, { type Config, type HTTPMethod, type HTTPVersion } from 'find-my-way';
 import { AuthorityError } from '../authority/authority.ts';
 import { AppError } from '../errors.ts';
 import { sendProblem } from './problem.ts';
-import { toFieldErrors } from './validation.ts';
 
 const AUTHORITY_FAILURES = {
   credentials_invalid: ['authority_credentials_invalid', 'The authority did not accept these credentials.'],
@@ -11,32 +12,64 @@ const AUTHORITY_FAILURES = {
   timeout: ['authority_timeout', 'The authority did not answer in time; try again later.'],
 } as const;
 
-/** The one error handler: every failure leaves as a problem document from the one error table. */
-export function registerErrorHandling(app: FastifyInstance): void {
+/** How much of a body above the limit is read and thrown away, at most, before the 413 (see discardBody). */
+const DISCARDED_AT_MOST = { bytes: 64 * 1024 * 1024, ms: 10_000 };
+
+/**
+ * Reads and throws away what is left of a request body, up to `bytes` or `ms`, whichever comes first. A connection
+ * closed with the client's bytes still unread is reset, and a client still sending then loses the answer before it
+ * reads it.
+ */
+function discardBody(body: IncomingMessage, atMost: { bytes: number; ms: number }): Promise<void> {
+  return new Promise((resolve) => {
+    let received = 0;
+    const stop = (): void => {
+      clearTimeout(timer);
+      body.off('data', count).off('end', stop).off('close', stop).off('error', stop);
+      resolve();
+    };
+    const count = (chunk: Buffer): void => {
+      received += chunk.length;
+      if (received > atMost.bytes) stop();
+    };
+    const timer = setTimeout(stop, atMost.ms);
+    body.on('data', count).once('end', stop).once('close', stop).once('error', stop);
+    body.resume();
+  });
+}
+
+/**
+ * The one error handler: every failure leaves as a problem document from the one error table. `routerOptions` are
+ * the app's own, so that a path is found as the app's router finds it.
+ */
+export function registerErrorHandling(app: FastifyInstance, routerOptions: Config<HTTPVersion.V1>): void {
+  // Every route's methods by path, to tell a path that takes other methods (405) from one that does not exist (404).
+  const routes = FindMyWay(routerOptions);
+  const methods = new Set<HTTPMethod>();
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat() as HTTPMethod[]) {
+      methods.add(method);
+      routes.on(method, route.url, () => undefined);
+    }
+  });
+
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) {
-      if (error.replayable) request.replayableFailure = true;
-      return sendProblem(request, reply, error.code, error.message, { errors: error.errors, headers: error.headers });
+      request.failureOnRetry = error.onRetry;
+      return sendProblem(request, reply, error.code, error.message, { errors: error.errors, errorCount: error.errorCount, headers: error.headers });
     }
     if (error instanceof AuthorityError) {
       const [code, detail] = AUTHORITY_FAILURES[error.failure];
       request.log.warn({ failure: error.failure }, 'authority call failed');
       return sendProblem(request, reply, code, detail);
     }
-    if (error.validation) {
-      const errors = toFieldErrors(error.validation as never, error.validationContext ?? 'body');
-      const count = errors.length;
-      return sendProblem(
-        request,
-        reply,
-        'validation_failed',
-        count === 1 ? `The request has an invalid field: ${errors[0]!.message}` : `The request has ${count} invalid fields; see errors.`,
-        { errors },
-      );
-    }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return sendProblem(request, reply, 'payload_too_large', 'The body is larger than the 5 MiB this API takes.');
+        // Answered once the rest is read (bounded), then the connection is closed: see discardBody.
+        reply.header('connection', 'close');
+        return discardBody(request.raw, DISCARDED_AT_MOST).then(() => {
+          sendProblem(request, reply, 'payload_too_large', 'The body is larger than the 5 MiB this API takes.');
+        });
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return sendProblem(request, reply, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -62,7 +95,16 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendProblem(request, reply, 'internal_error', 'Something went wrong on our side; the request id identifies it for support.');
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(request, reply, 'not_found', `There is no ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)}.`),
-  );
+  // Runs without /api/v1's hooks, as for any unknown path, so a wrong method is answered before the API key is checked:
+  // it is knowable without one, and tells no more than the OpenAPI document does.
+  app.setNotFoundHandler((request, reply) => {
+    const fullPath = request.url.split('?')[0] ?? '';
+    const path = fullPath.slice(0, 200);
+    const allowed = [...methods].filter((method) => routes.find(method, fullPath) !== null).sort();
+    if (allowed.length === 0) return sendProblem(request, reply, 'not_found', `There is no ${request.method} ${path}.`);
+    const allow = allowed.join(', ');
+    return sendProblem(request, reply, 'method_not_allowed', `${request.method} is not allowed on ${path}; it takes ${allow}.`, {
+      headers: { allow },
+    });
+  });
 }

@@ -13,13 +13,30 @@ export type Problem = {
   errors?: FieldError[];
 };
 
+/** The most field problems one answer lists, so that a 400 stays small whatever the request. */
+export const MAX_LISTED_ERRORS = 100;
+
 export function problemType(code: ErrorCode): string {
   return `https://ebrc-gateway.dev/problems/${code}`;
 }
 
-export function buildProblem(request: FastifyRequest, code: ErrorCode, detail: string, errors?: FieldError[]): Problem {
+/**
+ * `errorCount` is how many field problems there are in all, when `errors` holds only the first of them; `errors` lists
+ * at most MAX_LISTED_ERRORS, and the detail then says how many more there are.
+ */
+export function buildProblem(request: FastifyRequest, code: ErrorCode, detail: string, errors?: FieldError[], errorCount = errors?.length ?? 0): Problem {
   const { status, title } = ERROR_TABLE[code];
-  return { type: problemType(code), title, status, detail, code, requestId: request.id, ...(errors ? { errors } : {}) };
+  const listed = errors?.slice(0, MAX_LISTED_ERRORS);
+  const unlisted = errorCount - (listed?.length ?? 0);
+  return {
+    type: problemType(code),
+    title,
+    status,
+    detail: listed && unlisted > 0 ? `${detail} Only the first ${listed.length} are listed; ${unlisted} more are not.` : detail,
+    code,
+    requestId: request.id,
+    ...(listed ? { errors: listed } : {}),
+  };
 }
 
 /** Answers with an RFC 9457 problem document; the one way this service reports an error. */
@@ -28,9 +45,9 @@ export function sendProblem(
   reply: FastifyReply,
   code: ErrorCode,
   detail: string,
-  extra: { errors?: FieldError[] | undefined; headers?: Record<string, string> | undefined } = {},
+  extra: { errors?: FieldError[] | undefined; errorCount?: number | undefined; headers?: Record<string, string> | undefined } = {},
 ): FastifyReply {
-  const problem = buildProblem(request, code, detail, extra.errors);
+  const problem = buildProblem(request, code, detail, extra.errors, extra.errorCount);
   if (extra.headers) reply.headers(extra.headers);
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).serializer(JSON.stringify).send(problem);
 }

@@ -5,12 +5,12 @@ import { AppError, notFound } from '../errors.ts';
 import { formatCents, parseDecimalString, sumCents, type Cents } from '../domain/money.ts';
 import { lineToWire, normaliseLines, type Line, type RawLine } from '../domain/push-line.ts';
 import { checkPushRules, type ErrorDetail, type IrmSnapshot } from '../domain/push-rules.ts';
-import { finalStatusFor, type LineStatus, type RequestStatus, type StoredRequestStatus } from '../domain/request-state.ts';
+import { finalStatusFor, visibleStatus, type LineStatus, type RequestStatus, type StoredRequestStatus } from '../domain/request-state.ts';
 import { normalizeUploadType } from '../domain/upload-type.ts';
 import type { RequestScheduler } from '../jobs/scheduler.ts';
 import * as irmStore from '../store/irms.ts';
 import * as store from '../store/requests.ts';
-import { credentialsOf, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
+import { credentialsOf, requireVerified, type CommitLink, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
 import type { IrmPuller } from './irms.ts';
 
@@ -52,25 +52,6 @@ export type RequestStatusView = {
   errorDetails: ErrorDetail[];
 };
 
-export type RequestRecord = {
-  id: string;
-  userId: string | null;
-  platformCustomerId: string | null;
-  requestId: string;
-  iecNumber: string;
-  recordResCount: number;
-  uploadType: string;
-  decalarationFlag: string | null;
-  ebrcBulkGenDtos: Record<string, unknown>[];
-  ebrcBulkGenStatusList: LineStatusEntry[] | null;
-  authorityAckId: string | null;
-  status: RequestStatus;
-  errorDetails: { errors: ErrorDetail[] };
-  processedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
-
 const DECLARATION_FLAG = 'Y';
 
 /** A request the authority was never reached for is failed with this detail, once reconciliation has asked. */
@@ -93,11 +74,6 @@ class LostReservationRace extends Error {
 function newRequestId(now: Date): string {
   const day = now.toISOString().slice(0, 10).replaceAll('-', '');
   return `EBRCGW${day}${randomBytes(9).toString('hex').toUpperCase()}`;
-}
-
-/** SUBMITTING is ours alone: to clients it is a request still pending at the authority. */
-function visibleStatus(status: string): RequestStatus {
-  return (status === 'SUBMITTING' ? 'PENDING' : status) as RequestStatus;
 }
 
 function snapshotOf(row: irmStore.IrmForPush): IrmSnapshot {
@@ -316,7 +292,7 @@ export class GenebrcService {
           : `${what}. Request ${request.requestId} is held and will be reconciled with the authority by itself: it becomes PENDING if the authority ` +
             'received it, else FAILED with its amounts released. Follow it with POST /api/v1/genebrc/status.',
         // A held request is this push's outcome: a retry with the same Idempotency-Key must not push a second time.
-        { replayable: settled === undefined },
+        { onRetry: settled === undefined ? 'replay' : 'run_again' },
       );
     }
   }
@@ -421,46 +397,6 @@ export class GenebrcService {
       ebrcBulkGenStatusList: entries,
       errorDetails: request.error_details,
     };
-  }
-
-  async list(
-    platformId: string,
-    query: { platformCustomerId: string; requestId?: string; status?: string; fromDate?: string; toDate?: string; page: number; limit: number },
-  ): Promise<{ records: RequestRecord[]; total: number }> {
-    const { db } = this.#context;
-    const customer = await requireCustomer(db, platformId, query.platformCustomerId);
-    const { rows, total } = await store.listRequests(db, {
-      customerId: customer.id,
-      requestId: query.requestId,
-      status: query.status,
-      fromDate: query.fromDate,
-      toDate: query.toDate,
-      offset: (query.page - 1) * query.limit,
-      limit: query.limit,
-    });
-    const records = rows.map((row): RequestRecord => {
-      const own = row.lines;
-      const entries = own.map(toLineEntry);
-      return {
-        id: row.id,
-        userId: row.platform_id,
-        platformCustomerId: row.platform_customer_id,
-        requestId: row.request_id,
-        iecNumber: row.iec_number,
-        recordResCount: row.record_res_count,
-        uploadType: row.upload_type,
-        decalarationFlag: row.declaration_flag,
-        ebrcBulkGenDtos: own.map((line) => line.payload),
-        ebrcBulkGenStatusList: entries.every((entry) => entry.status === 'PENDING') ? null : entries,
-        authorityAckId: row.authority_ack_id,
-        status: visibleStatus(row.status),
-        errorDetails: { errors: row.error_details },
-        processedAt: row.processed_at?.toISOString() ?? null,
-        createdAt: row.created_at.toISOString(),
-        updatedAt: row.updated_at.toISOString(),
-      };
-    });
-    return { records, total };
   }
 }
 

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { ErrorDetail } from '../domain/push-rules.ts';
 import { readPage, type PageWindow } from './paging.ts';
 import type { GenebrcRequestsTable, Schema } from './schema.ts';
@@ -210,7 +210,14 @@ export type ListedLine = {
   payload: Record<string, unknown>;
 };
 
+/** A request with its lines, read in one statement. */
 export type ListedRequest = RequestRow & { lines: ListedLine[] };
+
+/**
+ * A request of a page: its row, how many lines it has, and its lines when the lines of the whole page fit the page's
+ * line budget (null otherwise: the caller reads them with requestsWithLines, a budget's worth at a time).
+ */
+export type PageRequest = RequestRow & { line_count: number; lines: ListedLine[] | null };
 
 /**
  * A request's lines in line order, as one JSON value: one column to decode instead of a row per line, and no
@@ -229,24 +236,47 @@ export async function linesOfRequest(db: Kysely<Schema>, id: string): Promise<Li
   return row?.lines ?? [];
 }
 
+/** The requests of these ids with their lines, in no particular order. */
+export async function requestsWithLines(db: Kysely<Schema>, ids: readonly string[]): Promise<ListedRequest[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('genebrc_requests').selectAll().select(LINES.as('lines')).where('id', 'in', ids).execute();
+}
+
 /**
- * A page of a customer's requests, newest first, each with its lines. The total comes from the counts kept per
- * customer and status (and per UTC day for date filters), or, for one requestId, from the one row there may be.
- * The page's ids come from the index alone and only their rows are read, from whichever end is nearer (readPage).
+ * A page of a customer's requests, newest first, each with its line count, and with its lines when the page's lines
+ * add up to at most `lineBudget` (the lines are aggregated only then: a page of large requests is never one value in
+ * memory). The total comes from the counts kept per customer and status (and per UTC day for date filters), or, for
+ * one requestId, from the one row there may be. The page's ids come from the index alone and only their rows are
+ * read, from whichever end is nearer (readPage).
  */
 export async function listRequests(
   db: Kysely<Schema>,
-  filter: RequestFilter & { offset: number; limit: number },
-): Promise<{ rows: ListedRequest[]; total: number }> {
+  filter: RequestFilter & { offset: number; limit: number; lineBudget: number },
+): Promise<{ rows: PageRequest[]; total: number }> {
   let base = db.selectFrom('genebrc_requests').where('platform_customer_id', '=', filter.customerId);
   if (filter.requestId) base = base.where('request_id', '=', filter.requestId);
   if (filter.status) base = base.where('status', 'in', storedStatuses(filter.status));
   // Whole UTC days, whatever the session's time zone.
   if (filter.fromDate) base = base.where('created_at', '>=', sql<Date>`(${filter.fromDate}::date)::timestamp at time zone 'UTC'`);
   if (filter.toDate) base = base.where('created_at', '<', sql<Date>`(${filter.toDate}::date + 1)::timestamp at time zone 'UTC'`);
+  // The CASE runs the lines' subquery only when the whole page's lines (a window over the page's rows) fit.
+  const lines = sql<ListedLine[] | null>`case when sum(counted.line_count) over () <= ${filter.lineBudget} then ${LINES} end`;
+  const withLineColumns = <Page extends SelectQueryBuilder<Schema, 'genebrc_requests', object>>(page: Page) =>
+    page
+      .innerJoinLateral(
+        (eb) =>
+          eb
+            .selectFrom('genebrc_request_lines')
+            .select((count) => count.fn.countAll<number>().as('line_count'))
+            .whereRef('genebrc_request_lines.request_id', '=', 'genebrc_requests.id')
+            .as('counted'),
+        (join) => join.onTrue(),
+      )
+      .selectAll('genebrc_requests')
+      .select(['counted.line_count', lines.as('lines')]);
   if (filter.requestId) {
     // requestId is unique: at most one row. Read it, and count it.
-    const rows = await base.selectAll().select(LINES.as('lines')).execute();
+    const rows = await withLineColumns(base).execute();
     return { rows: rows.slice(filter.offset, filter.offset + filter.limit), total: rows.length };
   }
   const rowsOf = (window: PageWindow) => {
@@ -257,11 +287,7 @@ export async function listRequests(
       .orderBy('id', direction)
       .offset(window.offset)
       .limit(window.limit);
-    return db
-      .selectFrom('genebrc_requests')
-      .innerJoin(page.as('page'), 'page.id', 'genebrc_requests.id')
-      .selectAll('genebrc_requests')
-      .select(LINES.as('lines'))
+    return withLineColumns(db.selectFrom('genebrc_requests').innerJoin(page.as('page'), 'page.id', 'genebrc_requests.id'))
       .orderBy('created_at', direction)
       .orderBy('genebrc_requests.id', direction);
   };

@@ -111,7 +111,7 @@ describeEachBackend('operations', (h) => {
   test('an unknown route under /api/v1 is a 404 problem', async () => {
     const problem = expectProblem(await h.request('GET', '/api/v1/platform-customer'), 404, 'not_found');
     assert.match(problem.detail, /GET \/api\/v1\/platform-customer\b/);
-    expectProblem(await h.request('DELETE', '/api/v1/platform-customers/00000000-0000-4000-8000-000000000000'), 404, 'not_found');
+    expectProblem(await h.request('DELETE', '/api/v1/platform-customers/00000000-0000-4000-8000-000000000000/nothing'), 404, 'not_found');
     expectProblem(await h.request('GET', '/nothing-here', { key: null }), 404, 'not_found');
   });
 });

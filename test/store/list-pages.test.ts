@@ -6,7 +6,7 @@ import type { AuthorityIrm } from '../../src/authority/authority.ts';
 import { insertCustomer, listCustomers } from '../../src/store/customers.ts';
 import { listIrms, upsertIrms } from '../../src/store/irms.ts';
 import { pageWindow } from '../../src/store/paging.ts';
-import { applyLineResults, insertRequest, listRequests, moveRequest, type RequestFilter } from '../../src/store/requests.ts';
+import { applyLineResults, insertRequest, listRequests, moveRequest, requestsWithLines, type RequestFilter } from '../../src/store/requests.ts';
 import type { Schema } from '../../src/store/schema.ts';
 import { describeEachBackend } from '../support/harness.ts';
 
@@ -201,9 +201,14 @@ describeEachBackend('List pages', (h) => {
     ];
     for (const filter of filters) {
       const expected = await requestsForward(db, filter);
-      await checkAllPages(expected, (offset, limit) => listRequests(db, { ...filter, offset, limit }), [7, 10, 100], JSON.stringify(filter));
+      await checkAllPages(
+        expected,
+        (offset, limit) => listRequests(db, { ...filter, offset, limit, lineBudget: 2_000 }),
+        [7, 10, 100],
+        JSON.stringify(filter),
+      );
     }
-    const last = await listRequests(db, { customerId, offset: 126, limit: 10 });
+    const last = await listRequests(db, { customerId, offset: 126, limit: 10, lineBudget: 2_000 });
     const forward = await db
       .selectFrom('genebrc_requests')
       .selectAll()
@@ -214,7 +219,7 @@ describeEachBackend('List pages', (h) => {
       .limit(10)
       .execute();
     assert.deepEqual(
-      last.rows.map(({ lines: _lines, ...row }) => row),
+      last.rows.map(({ lines: _lines, line_count: _count, ...row }) => row),
       forward,
     );
   });
@@ -254,12 +259,10 @@ describeEachBackend('List pages', (h) => {
       .orderBy('request_id')
       .orderBy('line_index')
       .execute();
-    for (const offset of [0, 1, 2]) {
-      const { rows } = await listRequests(db, { customerId, offset, limit: 1 });
-      const own = stored.filter((line) => line.request_id === rows[0]!.id);
-      assert.deepEqual(
-        rows[0]!.lines,
-        own.map((line) => ({
+    const asListed = (requestId: string) =>
+      stored
+        .filter((line) => line.request_id === requestId)
+        .map((line) => ({
           serialNo: line.serial_no,
           irmNumber: line.irm_number,
           sbCumInvoiceNumber: line.sb_cum_invoice_number,
@@ -268,11 +271,33 @@ describeEachBackend('List pages', (h) => {
           ebrcDate: line.ebrc_date,
           errorDetails: line.error_details,
           payload: line.payload,
-        })),
-      );
+        }));
+    for (const offset of [0, 1, 2]) {
+      const { rows } = await listRequests(db, { customerId, offset, limit: 1, lineBudget: 2_000 });
+      assert.deepEqual(rows[0]!.lines, asListed(rows[0]!.id));
+      assert.equal(rows[0]!.line_count, asListed(rows[0]!.id).length);
     }
-    const generated = (await listRequests(db, { customerId, offset: 0, limit: 1 })).rows[0]!.lines[0]!;
+    const generated = (await listRequests(db, { customerId, offset: 0, limit: 1, lineBudget: 2_000 })).rows[0]!.lines![0]!;
     assert.deepEqual([generated.ebrcNumber, generated.ebrcDate], ['EBRC202611220000000001', '2026-11-22']);
+
+    // The page's 6 lines fit a budget of 6: all read. Over a budget of 5: none read, each request's count given.
+    const fits = await listRequests(db, { customerId, offset: 0, limit: 3, lineBudget: 6 });
+    assert.deepEqual(
+      fits.rows.map((row) => row.lines),
+      fits.rows.map((row) => asListed(row.id)),
+    );
+    const over = await listRequests(db, { customerId, offset: 0, limit: 3, lineBudget: 5 });
+    assert.deepEqual(
+      over.rows.map((row) => [row.id, row.line_count, row.lines]),
+      fits.rows.map((row) => [row.id, asListed(row.id).length, null]),
+    );
+    // What the page left out, read by id: the same rows with the same lines.
+    const byId = await requestsWithLines(db, over.rows.map((row) => row.id));
+    assert.deepEqual(
+      over.rows.map((row) => byId.find((request) => request.id === row.id)),
+      fits.rows.map(({ line_count: _count, ...row }) => row),
+    );
+    assert.deepEqual(await requestsWithLines(db, []), []);
   });
 
   test('GenEBRC counts follow inserts and status changes, committed or rolled back', async () => {
@@ -293,7 +318,7 @@ describeEachBackend('List pages', (h) => {
       processedAt: null,
     });
     const total = async (filter: Omit<RequestFilter, 'customerId'> = {}) =>
-      (await listRequests(db, { customerId, ...filter, offset: 0, limit: 1 })).total;
+      (await listRequests(db, { customerId, ...filter, offset: 0, limit: 1, lineBudget: 2_000 })).total;
 
     const a = request('SUBMITTING');
     const b = request('SUBMITTING');

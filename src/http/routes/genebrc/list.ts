@@ -1,8 +1,11 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { Api, Deps } from '../../app.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, problems, RequestListQuery, RequestRecordSchema } from '../../schemas.ts';
 import { requireDateRange } from '../date-range.ts';
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 function pageLink(url: URL, page: number, rel: string): string {
   url.searchParams.set('page', String(page));
@@ -30,14 +33,16 @@ export function listRequestsRoute(app: Api, deps: Deps): void {
     async (request, reply) => {
       const { query } = request;
       requireDateRange(query);
-      const { records, total } = await deps.genebrc.list(platformOf(request), query);
+      const { total, body } = await deps.requestList.page(platformOf(request), query);
       const lastPage = Math.max(1, Math.ceil(total / query.limit));
       const url = new URL(request.url, 'http://placeholder');
       const links = [pageLink(url, 1, 'first'), pageLink(url, lastPage, 'last')];
       if (query.page > 1) links.push(pageLink(url, Math.min(query.page - 1, lastPage), 'prev'));
       if (query.page < lastPage) links.push(pageLink(url, query.page + 1, 'next'));
-      reply.header('X-Total-Count', String(total)).header('Link', links.join(', '));
-      return records;
+      reply.header('X-Total-Count', String(total)).header('Link', links.join(', ')).type(JSON_CONTENT_TYPE);
+      // Already JSON text (or a stream of it), which Fastify sends as it is: the schema above documents it, and its
+      // serializer is not used (hence the reply without the schema's type).
+      return (reply as FastifyReply).send(body);
     },
   );
 }
