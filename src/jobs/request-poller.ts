@@ -10,6 +10,11 @@ const QUEUE = 'genebrc-advance';
 const RECOVERY_INTERVAL_MS = 60_000;
 const RECOVERY_BATCH = 1_000;
 const ADVANCE_BATCH = 20;
+/**
+ * A running job's worker beats every half of this; a job whose beat stops for this long (its process died) is failed
+ * by pg-boss's supervision and retried, instead of waiting out its expiry.
+ */
+const HEARTBEAT_SECONDS = 10;
 
 type AdvanceJob = { requestId: string };
 
@@ -17,8 +22,10 @@ type AdvanceJob = { requestId: string };
  * Keeps every open GenEBRC request moving without anyone asking, on pg-boss. Each request has at
  * most one job queued or running (an `exclusive` queue keyed by the request), scheduled in the
  * push's own transaction; the job asks the authority and, while the request is still open, fails
- * (that job alone, not the batch it came in) so that pg-boss retries it with backoff. A sweep at
- * start and every minute re-queues any open request without a job (after a crash, say). Several
+ * (that job alone, not the batch it came in) so that pg-boss retries it with backoff. A job whose
+ * process died is noticed by its missing heartbeat; at start, the jobs a dead process left running
+ * are cancelled at once (on the embedded database every one of them, since this process holds the
+ * data folder), and a sweep at start and every minute queues a job for any open request without one. Several
  * processes may run it on one PostgreSQL database: pg-boss hands each job to one worker, and every
  * state change is a compare-and-set besides.
  */
@@ -37,16 +44,15 @@ export class RequestPoller implements RequestScheduler {
     this.#database = options.database;
     this.#pollIntervalSeconds = options.pollIntervalSeconds;
     this.#log = options.log;
-    // pg-boss notices a job whose process died (still `active` past its expiry) on its supervise pass, once a minute by
-    // default: a job left by a killed process would wait up to a minute more than its expiry. A pass every quarter of
-    // the expiry (5 to 60 s) retries it within about 1.25 × jobExpireSeconds.
-    const sweepSeconds = Math.min(60, Math.max(5, Math.ceil(options.jobExpireSeconds / 4)));
+    // pg-boss's supervision fails a job whose process died once its heartbeat is HEARTBEAT_SECONDS old, on its pass;
+    // a pass every half of that retries such a job within about 1.5 × HEARTBEAT_SECONDS instead of its expiry
+    // (2 × the authority deadline + 30 s), which stays as the bound of a job whose process lives but hangs.
     this.#boss = new PgBoss({
       db: options.database.executor as never,
       supervise: true,
       schedule: false,
-      superviseIntervalSeconds: sweepSeconds,
-      monitorIntervalSeconds: sweepSeconds,
+      superviseIntervalSeconds: HEARTBEAT_SECONDS / 2,
+      monitorIntervalSeconds: HEARTBEAT_SECONDS / 2,
     });
     this.#boss.on('error', (error: unknown) => this.#log.error({ err: error }, 'job queue error'));
   }
@@ -55,6 +61,7 @@ export class RequestPoller implements RequestScheduler {
     await this.#boss.start();
     await this.#boss.createQueue(QUEUE, {
       policy: 'exclusive',
+      heartbeatSeconds: HEARTBEAT_SECONDS,
       retryLimit: 100_000,
       retryDelay: this.#pollIntervalSeconds,
       retryBackoff: true,
@@ -74,6 +81,8 @@ export class RequestPoller implements RequestScheduler {
       burstWhenBatchFull: true,
       perJobResults: true,
     } as const;
+    // Before working: a job this process fetched would look like one a dead process left.
+    await this.#cancelOrphanedJobs();
     // Each job is settled on its own: one request still open must not hold back the others fetched with it.
     await this.#boss.work<AdvanceJob>(QUEUE, options, async (jobs) => {
       const results: JobResult[] = [];
@@ -94,6 +103,7 @@ export class RequestPoller implements RequestScheduler {
     await this.#boss.send(QUEUE, { requestId } satisfies AdvanceJob, {
       singletonKey: requestId,
       startAfter: this.#pollIntervalSeconds,
+      heartbeatSeconds: HEARTBEAT_SECONDS,
       db: {
         executeSql: async (text: string, values?: unknown[]) => ({
           rows: [...(await db.executeQuery(CompiledQuery.raw(text, values ?? []))).rows],
@@ -102,10 +112,31 @@ export class RequestPoller implements RequestScheduler {
     });
   }
 
-  /** Queues a job for every open request that has none. */
+  /** Queues a job, to run now, for every open request that has none. */
   async recover(): Promise<void> {
     for (const requestId of await openRequestIds(this.#database.db, RECOVERY_BATCH)) {
-      await this.#boss.send(QUEUE, { requestId } satisfies AdvanceJob, { singletonKey: requestId });
+      await this.#boss.send(QUEUE, { requestId } satisfies AdvanceJob, { singletonKey: requestId, heartbeatSeconds: HEARTBEAT_SECONDS });
+    }
+  }
+
+  /**
+   * Cancels the running jobs of open requests that no live process works on, so that recover() queues them again at
+   * once: on the embedded database every running job (this process holds the data folder and has not started
+   * working), on PostgreSQL those whose heartbeat has stopped (or that never had one: queued before heartbeats).
+   */
+  async #cancelOrphanedJobs(): Promise<void> {
+    const everyRunningJob = this.#database.kind === 'embedded';
+    const silentSince = Date.now() - HEARTBEAT_SECONDS * 1000;
+    for (const requestId of await openRequestIds(this.#database.db, RECOVERY_BATCH)) {
+      const jobs = await this.#boss.findJobs<AdvanceJob>(QUEUE, { key: requestId });
+      const orphaned = jobs.filter(
+        (job) =>
+          job.state === 'active' &&
+          (everyRunningJob || job.heartbeatSeconds === null || (job.heartbeatOn ?? job.startedOn).getTime() < silentSince),
+      );
+      if (orphaned.length === 0) continue;
+      this.#log.info({ request: requestId, jobs: orphaned.map((job) => job.id) }, 'cancelled the poll jobs of a process that died; polling again now');
+      await this.#boss.cancel(QUEUE, orphaned.map((job) => job.id));
     }
   }
 
