@@ -15,6 +15,7 @@ export type Config = {
   sandboxProcessingDelayMs: number;
   pollIntervalSeconds: number;
   runPoller: boolean;
+  housekeepingIntervalSeconds: number;
 };
 
 export class ConfigError extends Error {}
@@ -69,5 +70,6 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxProcessingDelayMs: integer(env, 'SANDBOX_PROCESSING_DELAY_MS', 3_000, 0, 86_400_000),
     pollIntervalSeconds: integer(env, 'POLL_INTERVAL_SECONDS', 2, 1, 3_600),
     runPoller: boolean(env, 'RUN_POLLER', true),
+    housekeepingIntervalSeconds: integer(env, 'HOUSEKEEPING_INTERVAL_SECONDS', 600, 1, 86_400),
   };
 }

@@ -4,12 +4,17 @@ import { withDeadline } from './authority/deadline.ts';
 import { createSandboxAuthority } from './authority/sandbox/sandbox-authority.ts';
 import type { Config } from './config.ts';
 import { buildApp, type Api } from './http/app.ts';
+import { Housekeeping } from './jobs/housekeeping.ts';
 import { RequestPoller } from './jobs/request-poller.ts';
 import type { ServiceContext } from './services/context.ts';
-import { CredentialsVault, loadCredentialsKey } from './services/credentials-vault.ts';
+import { CredentialsVault } from './services/credentials-vault.ts';
+import { checkInstallationKey } from './services/installation-key.ts';
+import { keyFileOf, loadServerKey } from './services/server-key.ts';
 import { GenebrcService } from './services/genebrc.ts';
 import { IrmPuller } from './services/irms.ts';
+import { RequestList } from './services/request-list.ts';
 import { openDatabase, type Database } from './store/database.ts';
+import { releaseAbandonedClaims } from './store/idempotency.ts';
 import { migrate } from './store/migrate.ts';
 
 export type Service = {
@@ -17,6 +22,7 @@ export type Service = {
   database: Database;
   genebrc: GenebrcService;
   poller: RequestPoller;
+  housekeeping: Housekeeping;
   /** Stops taking requests, finishes those in flight, stops background work, closes the database. */
   close(): Promise<void>;
 };
@@ -35,14 +41,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   let poller: RequestPoller | undefined;
   try {
     await migrate(database);
+    // Keys a dead process held with nothing committed: on the embedded database they are free at once, not after a lease.
+    if (database.kind === 'embedded') await releaseAbandonedClaims(database.db);
     const authority = options.authority
       ? options.authority(database)
       : createSandboxAuthority({ database, processingDelayMs: config.sandboxProcessingDelayMs });
+    const serverKey = loadServerKey(config);
+    const vault = new CredentialsVault(serverKey.credentialsKey);
+    await checkInstallationKey(database.db, serverKey, vault, { keyFile: config.encryptionKey ? undefined : keyFileOf(config.dataDir) });
     const context: ServiceContext = {
       config,
       db: database.db,
       authority: withDeadline(authority, config.authorityTimeoutMs),
-      vault: new CredentialsVault(loadCredentialsKey(config)),
+      serverKey,
+      vault,
     };
     const irmPuller = new IrmPuller(context);
     let app: Api | undefined;
@@ -76,18 +88,22 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         }
       });
     }
-    const started = { app, poller };
+    const housekeeping = new Housekeeping({ db: database.db, intervalSeconds: config.housekeepingIntervalSeconds, log: app.log });
+    housekeeping.start();
+    const started = { app, poller, housekeeping };
     let closing: Promise<void> | undefined;
     return {
       app,
       database,
       genebrc,
       poller,
+      housekeeping,
       close() {
         closing ??= (async () => {
           try {
             await started.app.close();
             await started.poller.stop();
+            await started.housekeeping.stop();
           } finally {
             await database.close();
           }

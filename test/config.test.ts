@@ -41,6 +41,7 @@ test('every variable is read', () => {
     SANDBOX_PROCESSING_DELAY_MS: '0',
     POLL_INTERVAL_SECONDS: '7',
     RUN_POLLER: 'false',
+    HOUSEKEEPING_INTERVAL_SECONDS: '90',
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -57,6 +58,7 @@ test('every variable is read', () => {
     sandboxProcessingDelayMs: 0,
     pollIntervalSeconds: 7,
     runPoller: false,
+    housekeepingIntervalSeconds: 90,
   });
   assert.equal(loadConfig({ DATA_DIR: 'relative/folder' }).dataDir, path.resolve('relative/folder'));
   assert.equal(loadConfig({ RUN_POLLER: '1' }).runPoller, true);
@@ -77,6 +79,7 @@ const BAD_VALUES: Record<string, string[]> = {
   SANDBOX_PROCESSING_DELAY_MS: ['soon'],
   POLL_INTERVAL_SECONDS: ['0'],
   RUN_POLLER: ['yes', 'TRUE'],
+  HOUSEKEEPING_INTERVAL_SECONDS: ['0', '86401', 'hourly'],
 };
 
 for (const [name, values] of Object.entries(BAD_VALUES)) {

@@ -129,7 +129,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       const scoped = api as unknown as Api;
       registerAuthentication(scoped, authenticator);
       registerRateLimit(scoped, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
-      registerIdempotency(scoped, database.db);
+      registerIdempotency(scoped, { db: database.db, key: options.context.serverKey });
       platformCustomerRoutes(scoped, options);
       irmRefreshRoute(scoped, options);
       pushIrmRoute(scoped, options);

@@ -1,5 +1,5 @@
 import * as store from '../store/customers.ts';
-import type { ServiceContext } from './context.ts';
+import type { CommitLink, ServiceContext } from './context.ts';
 import { requireCustomer, toCustomer, type Customer } from './customers.ts';
 
 /**
@@ -11,16 +11,21 @@ export async function checkAuthorityCredentials(
   platformId: string,
   customerId: string,
   credentials: { authorityUsername: string; authorityPassword: string },
+  link?: CommitLink,
 ): Promise<Customer> {
   const customer = await requireCustomer(context.db, platformId, customerId);
   const authorityCredentials = { username: credentials.authorityUsername, password: credentials.authorityPassword };
   const { iecCode } = await context.authority.checkCredentials(authorityCredentials);
-  const row = await store.saveVerification(context.db, {
-    id: customer.id,
-    iecCode,
-    username: credentials.authorityUsername,
-    encryptedCredentials: context.vault.seal(customer.id, authorityCredentials),
-    verifiedAt: new Date(),
+  const row = await context.db.transaction().execute(async (tx) => {
+    const saved = await store.saveVerification(tx, {
+      id: customer.id,
+      iecCode,
+      username: credentials.authorityUsername,
+      encryptedCredentials: context.vault.seal(customer.id, authorityCredentials),
+      verifiedAt: new Date(),
+    });
+    await link?.(tx, customer.id);
+    return saved;
   });
   return toCustomer(row);
 }

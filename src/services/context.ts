@@ -5,14 +5,22 @@ import { AppError } from '../errors.ts';
 import type { CustomerRow } from '../store/customers.ts';
 import type { Schema } from '../store/schema.ts';
 import type { CredentialsVault } from './credentials-vault.ts';
+import type { ServerKey } from './server-key.ts';
 
-/** What the services work with: the database, the authority (with its deadline) and the credentials vault. */
+/** What the services work with: the database, the authority (with its deadline), the server's key and the credentials vault. */
 export type ServiceContext = {
   config: Config;
   db: Kysely<Schema>;
   authority: Authority;
+  serverKey: ServerKey;
   vault: CredentialsVault;
 };
+
+/**
+ * Called by a service inside the transaction that commits a request's work, with the id of what it committed: the
+ * Idempotency-Key of the request is linked to it there, so that the work and the link commit together or not at all.
+ */
+export type CommitLink = (tx: Kysely<Schema>, resourceId: string) => Promise<void>;
 
 export type VerifiedCustomer = CustomerRow & { iec_code: string; authority_credentials: string };
 

@@ -1,6 +1,4 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { AuthorityCredentials } from '../authority/authority.ts';
 
 const VERSION = 'v1';
@@ -47,19 +45,4 @@ export class CredentialsVault {
     }
     return JSON.parse(text) as AuthorityCredentials;
   }
-}
-
-/** ENCRYPTION_KEY when set; otherwise a key file in the data folder, made once with owner-only access. */
-export function loadCredentialsKey(options: { encryptionKey?: string | undefined; dataDir: string }): Buffer {
-  if (options.encryptionKey) return Buffer.from(options.encryptionKey, 'base64');
-  const file = path.join(options.dataDir, 'encryption.key');
-  fs.mkdirSync(options.dataDir, { recursive: true });
-  try {
-    fs.writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  const key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
-  if (key.length !== 32) throw new Error(`${file} does not hold a 32-byte base64 key`);
-  return key;
 }

@@ -4,6 +4,7 @@ import { AppError, notFound } from '../errors.ts';
 import * as store from '../store/customers.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import type { Schema } from '../store/schema.ts';
+import type { CommitLink } from './context.ts';
 
 export type Customer = {
   id: string;
@@ -39,16 +40,21 @@ export function toCustomer(row: store.ShownCustomerRow): Customer {
 
 export type NewCustomer = { name: string; email: string; companyName: string; address?: string | null | undefined };
 
-export async function createCustomer(db: Kysely<Schema>, platformId: string, input: NewCustomer): Promise<Customer> {
+/** `link` is called in the transaction that stores the customer (its Idempotency-Key's link, see CommitLink). */
+export async function createCustomer(db: Kysely<Schema>, platformId: string, input: NewCustomer, link?: CommitLink): Promise<Customer> {
   try {
-    const row = await store.insertCustomer(db, {
-      id: randomUUID(),
-      platformId,
-      name: input.name,
-      email: input.email,
-      type: 'customer',
-      companyName: input.companyName,
-      address: input.address ?? null,
+    const row = await db.transaction().execute(async (tx) => {
+      const inserted = await store.insertCustomer(tx, {
+        id: randomUUID(),
+        platformId,
+        name: input.name,
+        email: input.email,
+        type: 'customer',
+        companyName: input.companyName,
+        address: input.address ?? null,
+      });
+      await link?.(tx, inserted.id);
+      return inserted;
     });
     return toCustomer(row);
   } catch (error) {
@@ -59,6 +65,12 @@ export async function createCustomer(db: Kysely<Schema>, platformId: string, inp
     }
     throw error;
   }
+}
+
+/** The platform's customer as the API shows it, or null when the platform has none with this id. */
+export async function shownCustomer(db: Kysely<Schema>, platformId: string, id: string): Promise<Customer | null> {
+  const row = await store.findCustomer(db, platformId, id);
+  return row ? toCustomer(row) : null;
 }
 
 /** The platform's customer, or 404 for a missing id and for another platform's customer alike. */

@@ -109,7 +109,8 @@ export class GenebrcService {
     return this.#context.config.authorityTimeoutMs + 5_000;
   }
 
-  async push(platformId: string, body: PushBody): Promise<PushAck> {
+  /** `link` is called in the transaction that stores the request (its Idempotency-Key's link, see CommitLink). */
+  async push(platformId: string, body: PushBody, link?: CommitLink): Promise<PushAck> {
     const { db } = this.#context;
     const customer = requireVerified(await requireCustomer(db, platformId, body.platformCustomerId));
     const uploadType = normalizeUploadType(body.uploadType);
@@ -153,13 +154,13 @@ export class GenebrcService {
     const irms = await this.#irmsFor(customer, lines);
     const snapshots = new Map([...irms.values()].map((row) => [row.irm_number, snapshotOf(row)]));
     const ruleErrors = checkPushRules({ recordResCount: body.recordResCount, uploadType, lines, irms: snapshots });
-    if (ruleErrors.length > 0) return this.#storeFailed(request, lines, irms, ruleErrors);
+    if (ruleErrors.length > 0) return this.#storeFailed(request, lines, irms, ruleErrors, link);
 
     try {
-      await this.#reserveAndStore(request, lines, irms);
+      await this.#reserveAndStore(request, lines, irms, link);
     } catch (error) {
       if (!(error instanceof LostReservationRace)) throw error;
-      return this.#storeFailed(request, lines, irms, await this.#raceErrors(customer, lines, error.irmNumber));
+      return this.#storeFailed(request, lines, irms, await this.#raceErrors(customer, lines, error.irmNumber), link);
     }
     return this.#submit(customer, request, lines);
   }
@@ -180,14 +181,16 @@ export class GenebrcService {
     lines: readonly Line[],
     irms: ReadonlyMap<string, irmStore.IrmForPush>,
     errors: ErrorDetail[],
+    link: CommitLink | undefined,
   ): Promise<PushAck> {
-    await this.#context.db.transaction().execute((tx) =>
-      store.insertRequest(
+    await this.#context.db.transaction().execute(async (tx) => {
+      await store.insertRequest(
         tx,
         { ...request, status: 'FAILED', errorDetails: errors, processedAt: new Date() },
         lines.map((line, index) => this.#newLine(line, index, irms, false, 'FAILED', detailsForSerial(errors, line.serialNo))),
-      ),
-    );
+      );
+      await link?.(tx, request.id);
+    });
     return { authorityAckId: null, requestId: request.requestId, ackStatus: 'Failed', recordResCount: request.recordResCount, errorDetails: errors };
   }
 
@@ -221,6 +224,7 @@ export class GenebrcService {
     request: Omit<store.NewRequest, 'status' | 'errorDetails' | 'processedAt'>,
     lines: readonly Line[],
     irms: ReadonlyMap<string, irmStore.IrmForPush>,
+    link: CommitLink | undefined,
   ): Promise<void> {
     const perIrm = new Map<string, Cents[]>();
     for (const line of lines) perIrm.set(line.irmNumber, [...(perIrm.get(line.irmNumber) ?? []), line.mappedIRMAmountFCC]);
@@ -238,6 +242,7 @@ export class GenebrcService {
         lines.map((line, index) => this.#newLine(line, index, irms, true, 'PENDING', [])),
       );
       await this.#scheduler.scheduleAdvance(tx, request.id);
+      await link?.(tx, request.id);
     });
   }
 
@@ -304,6 +309,23 @@ export class GenebrcService {
       await store.releaseReservations(tx, id);
       return true;
     });
+  }
+
+  /**
+   * The acknowledgement of a stored request (internal id) of the platform, as its push answered it: for a retry whose
+   * first answer was lost with its process. Null while the request is still being submitted (its outcome unknown).
+   */
+  async acknowledgementOf(platformId: string, id: string): Promise<PushAck | null> {
+    const request = await store.findRequestById(this.#context.db, id);
+    if (!request || request.platform_id !== platformId || request.status === 'SUBMITTING') return null;
+    const failed = request.status === 'FAILED';
+    return {
+      authorityAckId: failed ? null : request.authority_ack_id,
+      requestId: request.request_id,
+      ackStatus: failed ? 'Failed' : 'Validated',
+      recordResCount: request.record_res_count,
+      errorDetails: failed ? request.error_details : [],
+    };
   }
 
   /**

@@ -6,16 +6,21 @@ export type IdempotencyRecord = {
   state: 'running' | 'done';
   statusCode: number | null;
   responseBody: string | null;
+  /** What the first request's work committed, linked in that work's transaction (null: nothing committed yet). */
+  resourceId: string | null;
 };
 
+export type Claim = { platformId: string; key: string; claimId: string };
+
 /**
- * Claims a key for a new request. A key whose record has expired, or whose first request has been
- * running longer than `abandonAfterSeconds` (its process died), is claimed afresh.
- * Returns null when claimed, else the record that holds the key.
+ * Claims a key for a new request under `claimId`. A key whose record has expired is claimed afresh, and so is one
+ * whose first request has been running longer than `abandonAfterSeconds` (its process died) with nothing committed:
+ * a key whose work committed is never claimed again, whatever its age. Returns null when claimed, else the record
+ * that holds the key.
  */
 export async function claimKey(
   db: Kysely<Schema>,
-  claim: { platformId: string; key: string; fingerprint: string; keepHours: number; abandonAfterSeconds: number },
+  claim: Claim & { fingerprint: string; keepHours: number; abandonAfterSeconds: number },
 ): Promise<IdempotencyRecord | null> {
   const claimed = await db
     .insertInto('idempotency_keys')
@@ -26,6 +31,8 @@ export async function claimKey(
       state: 'running',
       status_code: null,
       response_body: null,
+      claim_id: claim.claimId,
+      resource_id: null,
       expires_at: sql<Date>`now() + make_interval(hours => ${claim.keepHours})`,
     })
     .onConflict((oc) =>
@@ -34,6 +41,8 @@ export async function claimKey(
         state: 'running',
         status_code: null,
         response_body: null,
+        claim_id: claim.claimId,
+        resource_id: null,
         created_at: sql<Date>`now()`,
         expires_at: sql<Date>`now() + make_interval(hours => ${claim.keepHours})`,
       }).where((eb) =>
@@ -41,6 +50,7 @@ export async function claimKey(
           eb('idempotency_keys.expires_at', '<', sql<Date>`now()`),
           eb.and([
             eb('idempotency_keys.state', '=', 'running'),
+            eb('idempotency_keys.resource_id', 'is', null),
             eb('idempotency_keys.created_at', '<', sql<Date>`now() - make_interval(secs => ${claim.abandonAfterSeconds})`),
           ]),
         ]),
@@ -51,27 +61,77 @@ export async function claimKey(
   if (claimed) return null;
   const row = await db
     .selectFrom('idempotency_keys')
-    .select(['fingerprint', 'state', 'status_code', 'response_body'])
+    .select(['fingerprint', 'state', 'status_code', 'response_body', 'resource_id'])
     .where('platform_id', '=', claim.platformId)
     .where('key', '=', claim.key)
     .executeTakeFirstOrThrow();
-  return { fingerprint: row.fingerprint, state: row.state, statusCode: row.status_code, responseBody: row.response_body };
+  return { fingerprint: row.fingerprint, state: row.state, statusCode: row.status_code, responseBody: row.response_body, resourceId: row.resource_id };
 }
 
-export async function completeKey(
-  db: Kysely<Schema>,
-  done: { platformId: string; key: string; statusCode: number; responseBody: string },
-): Promise<void> {
+/**
+ * Records, inside the transaction of the work a claim guards, what that work committed. False when the claim no
+ * longer holds the key (it was abandoned and claimed again): the caller must roll its work back.
+ */
+export async function linkResource(db: Kysely<Schema>, claim: Claim, resourceId: string): Promise<boolean> {
+  const result = await db
+    .updateTable('idempotency_keys')
+    .set({ resource_id: resourceId })
+    .where('platform_id', '=', claim.platformId)
+    .where('key', '=', claim.key)
+    .where('claim_id', '=', claim.claimId)
+    .where('state', '=', 'running')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Keeps the answer of a claim's request, to be replayed. */
+export async function completeKey(db: Kysely<Schema>, claim: Claim, answer: { statusCode: number; responseBody: string }): Promise<void> {
   await db
     .updateTable('idempotency_keys')
-    .set({ state: 'done', status_code: done.statusCode, response_body: done.responseBody })
-    .where('platform_id', '=', done.platformId)
-    .where('key', '=', done.key)
+    .set({ state: 'done', status_code: answer.statusCode, response_body: answer.responseBody })
+    .where('platform_id', '=', claim.platformId)
+    .where('key', '=', claim.key)
+    .where('claim_id', '=', claim.claimId)
     .execute();
 }
 
-export async function releaseKey(db: Kysely<Schema>, platformId: string, key: string): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('platform_id', '=', platformId).where('key', '=', key).execute();
+/** Keeps an answer rebuilt from a committed resource, unless the key was completed meanwhile. */
+export async function completeFromResource(
+  db: Kysely<Schema>,
+  key: { platformId: string; key: string; resourceId: string },
+  answer: { statusCode: number; responseBody: string },
+): Promise<void> {
+  await db
+    .updateTable('idempotency_keys')
+    .set({ state: 'done', status_code: answer.statusCode, response_body: answer.responseBody })
+    .where('platform_id', '=', key.platformId)
+    .where('key', '=', key.key)
+    .where('resource_id', '=', key.resourceId)
+    .where('state', '=', 'running')
+    .execute();
+}
+
+/**
+ * Frees a claim's key after a failure that is not the request's outcome, so that a retry runs again. A key whose
+ * work committed stays (a retry answers from what was committed) unless that work was undone (`evenIfCommitted`).
+ */
+export async function releaseKey(db: Kysely<Schema>, claim: Claim, options: { evenIfCommitted: boolean }): Promise<void> {
+  let release = db
+    .deleteFrom('idempotency_keys')
+    .where('platform_id', '=', claim.platformId)
+    .where('key', '=', claim.key)
+    .where('claim_id', '=', claim.claimId);
+  if (!options.evenIfCommitted) release = release.where('resource_id', 'is', null);
+  await release.execute();
+}
+
+/**
+ * Frees every running key whose work committed nothing: for the embedded database at start, where no other process
+ * can be running (this one holds the data folder), so they were left by a process that died. Returns how many.
+ */
+export async function releaseAbandonedClaims(db: Kysely<Schema>): Promise<number> {
+  const result = await db.deleteFrom('idempotency_keys').where('state', '=', 'running').where('resource_id', 'is', null).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** Deletes up to `batch` expired records; returns how many. */

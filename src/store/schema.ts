@@ -131,8 +131,18 @@ export type IdempotencyKeysTable = {
   state: 'running' | 'done';
   status_code: number | null;
   response_body: string | null;
+  /** Which claim holds a running key; the work it guards links its resource only under this claim. */
+  claim_id: string | null;
+  /** What the guarded work committed (a request, a customer), linked in the work's own transaction. */
+  resource_id: string | null;
   created_at: Timestamp;
   expires_at: Date;
+};
+
+export type InstallationSettingsTable = {
+  name: string;
+  value: string;
+  created_at: Timestamp;
 };
 
 export type Schema = {
@@ -147,4 +157,5 @@ export type Schema = {
   genebrc_request_status_counts: GenebrcRequestStatusCountsTable;
   genebrc_request_day_counts: GenebrcRequestDayCountsTable;
   idempotency_keys: IdempotencyKeysTable;
+  installation_settings: InstallationSettingsTable;
 };

@@ -5,11 +5,13 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { API_KEY, gatewayApiKey, httpClient, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
 import { postgresUrl, scratchDatabase } from '../support/harness.ts';
-import { lineFor, pushBody, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
+import { cents, irmNow, lineFor, pushBody, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
 
 /**
  * Push, SIGKILL right after the acknowledgement (before the sandbox has processed it), start again on the same
- * data, and wait: the request reaches its final state with an eBRC number without anybody asking for status.
+ * data, and wait: the request reaches its final state with an eBRC number without anybody asking for status. The
+ * client, unsure of its first answer, retries the push with the same Idempotency-Key after the restart: it gets the
+ * same acknowledgement, and there is still one request and one reservation.
  */
 async function killAndRestart(backend: 'embedded' | 'postgres'): Promise<void> {
   const scratch = await scratchDatabase(backend);
@@ -30,7 +32,8 @@ async function killAndRestart(backend: 'embedded' | 'postgres'): Promise<void> {
     const client = httpClient(firstBase, apiKey);
     const id = await verifiedCustomer(client, 'restart@example.com');
     const [irm] = await usableIrms(client, id, 1);
-    const ack = await client.request('POST', '/api/v1/genebrc/push-irm', { body: pushBody(id, [lineFor(irm, 1, 12.5)]) });
+    const push = { body: pushBody(id, [lineFor(irm, 1, 12.5)]), headers: { 'idempotency-key': `restart-${backend}` } };
+    const ack = await client.request('POST', '/api/v1/genebrc/push-irm', push);
     gateway.child.kill('SIGKILL');
     assert.equal(ack.status, 200, ack.text);
     assert.equal(ack.body.ackStatus, 'Validated', ack.text);
@@ -48,6 +51,10 @@ async function killAndRestart(backend: 'embedded' | 'postgres'): Promise<void> {
       assert.equal(Number.parseInt(fs.readFileSync(lockFile, 'utf8'), 10), gateway.child.pid);
       assert.doesNotMatch(gateway.output(), API_KEY, 'no second demo platform');
     }
+    const retried = await restarted.request('POST', '/api/v1/genebrc/push-irm', push);
+    assert.equal(retried.status, 200, retried.text);
+    assert.equal(retried.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(retried.body, ack.body, 'the retry after the kill gets the first acknowledgement');
     const done = await waitForFinal(restarted, id, ack.body.requestId, 30_000);
     assert.equal(done.status, 'PROCESSED', JSON.stringify(done));
     assert.equal(done.authorityAckId, ack.body.authorityAckId);
@@ -55,6 +62,9 @@ async function killAndRestart(backend: 'embedded' | 'postgres'): Promise<void> {
     assert.match(done.ebrcBulkGenStatusList[0].ebrcNumber, /^EBRC\d{18}$/);
     const listed = await restarted.request('GET', '/api/v1/genebrc', { query: { platformCustomerId: id } });
     assert.equal(listed.body.length, 1, 'the acknowledged request is there once');
+    const after = await irmNow(restarted, id, irm.irmNumber);
+    assert.equal(cents(after.irmUtilizedAmt), cents(irm.irmUtilizedAmt) + 1250n, 'its amount is utilised once');
+    assert.equal(cents(after.irmAvailableAmt), cents(irm.irmAvailableAmt) - 1250n);
   } finally {
     await stopGateway(gateway);
     await scratch.drop();

@@ -87,6 +87,8 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
       base = await waitUntilReady(gateway);
       restartMs.push(Date.now() - restarting);
       current = httpClient(base, apiKey, 15_000);
+      // The pushes the kill cut off, retried with their Idempotency-Key as a careful client would.
+      await stream.retryUnanswered(client);
     }
 
     // No more kills: the poller alone brings every open request to a final state.
@@ -104,7 +106,16 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
 
     assert.deepEqual(stream.unexpected, [], 'every answer the client got was one the contract allows');
     const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
-    const ledger = await assertLedgerConsistent(database, { acknowledged: stream.acknowledged }).finally(() => database.close());
+    const ledger = await assertLedgerConsistent(database, { acknowledged: stream.acknowledged })
+      .then(async (figures) => {
+        // Each push has its own invoice numbers: a push stored twice (a retry that ran committed work again) shows here.
+        const twice = await database.executor.executeSql(
+          'select sb_cum_invoice_number from genebrc_request_lines group by sb_cum_invoice_number having count(distinct request_id) > 1',
+        );
+        assert.deepEqual((twice as { rows: unknown[] }).rows, [], 'no push is stored twice');
+        return figures;
+      })
+      .finally(() => database.close());
 
     // The logs of every start: no secret, and no error the service did not expect.
     const logs = outputs.join('\n');
@@ -124,6 +135,9 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
       'pushes acknowledged Validated': stream.counts.validated,
       'lines acknowledged': stream.counts.linesAcknowledged,
       'pushes without an answer (killed in flight)': stream.counts.noAnswer,
+      'their retries with the same Idempotency-Key: answered from the first run': stream.counts.retriesReplayed,
+      'their retries: run afresh (the first never committed)': stream.counts.retriesRun,
+      'their retries: still held by the first run (409)': stream.counts.retriesHeld,
       'failed acknowledgements': stream.counts.failedAcks,
       '502/504 answers': stream.counts.unavailable + stream.counts.timeouts,
       'status polls answered': stream.counts.statusAnswered,

@@ -46,6 +46,8 @@ async function embeddedTemplate(): Promise<string> {
     config: loadConfig({ DATA_DIR: building, RUN_POLLER: 'false', LOG_LEVEL: 'silent' }),
     logger: false,
   });
+  // Each copy makes its own key: the template must not hold the check of the key it was built with.
+  await service.database.db.deleteFrom('installation_settings').execute();
   await service.close();
   fs.rmSync(path.join(building, 'encryption.key'), { force: true });
   try {

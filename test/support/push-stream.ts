@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { AcknowledgedPush } from './invariants.ts';
 import type { Random } from './reliability.ts';
 import { cents, lineFor, money, pushBody } from './workflow.ts';
@@ -10,9 +11,17 @@ import type { TestResponse } from './harness.ts';
  *
  * An IRM whose balance the client can no longer know (a push whose answer it did not get, a 502/504, a line that
  * fails at processing and is released later) is set aside: the client never maps it again.
+ *
+ * Every push carries an Idempotency-Key. A push whose answer never came is retried with the same key and body by
+ * retryUnanswered (after a restart, say), as a careful client would: it must then be stored once at most.
  */
 
-type Requester = { request(method: string, url: string, options?: { body?: unknown; query?: Record<string, string | number> }): Promise<TestResponse> };
+type Requester = {
+  request(method: string, url: string, options?: { body?: unknown; query?: Record<string, string | number>; headers?: Record<string, string> }): Promise<TestResponse>;
+};
+
+type Planned = { slot: Slot; mapped: bigint; fails: boolean; line: Record<string, unknown> };
+type Unanswered = { key: string; body: unknown; planned: Planned[] };
 
 type Slot = { irm: any; availableCents: bigint; busy: boolean; tainted: boolean };
 
@@ -27,6 +36,10 @@ export type StreamCounts = {
   timeouts: number;
   /** Pushes whose answer never came (the connection dropped: the service was killed). */
   noAnswer: number;
+  /** Retries of those with the same Idempotency-Key: answered from the first run, run afresh, or still held (409). */
+  retriesReplayed: number;
+  retriesRun: number;
+  retriesHeld: number;
   statusPolls: number;
   statusAnswered: number;
   statusNoAnswer: number;
@@ -49,6 +62,9 @@ export class PushStream {
     unavailable: 0,
     timeouts: 0,
     noAnswer: 0,
+    retriesReplayed: 0,
+    retriesRun: 0,
+    retriesHeld: 0,
     statusPolls: 0,
     statusAnswered: 0,
     statusNoAnswer: 0,
@@ -59,6 +75,7 @@ export class PushStream {
   readonly #random: Random;
   readonly #options: { maxLines: number; failLineRate: number; maxLineCents: bigint };
   #invoice = 0;
+  #unanswered: Unanswered[] = [];
 
   constructor(
     customerId: string,
@@ -86,7 +103,7 @@ export class PushStream {
       picked.push(free.splice(this.#random.int(0, free.length - 1), 1)[0]!);
     }
     for (const slot of picked) slot.busy = true;
-    const planned = picked.map((slot, index) => {
+    const planned: Planned[] = picked.map((slot, index) => {
       const ceiling = slot.availableCents < this.#options.maxLineCents ? slot.availableCents : this.#options.maxLineCents;
       const mapped = this.#random.bigint(1n, ceiling);
       const fails = this.#random.chance(this.#options.failLineRate);
@@ -99,52 +116,83 @@ export class PushStream {
       return { slot, mapped, fails, line };
     });
     this.counts.pushes += 1;
+    const push = { key: randomUUID(), body: pushBody(this.#customerId, planned.map((p) => p.line)), planned };
     let response: TestResponse | undefined;
     try {
-      response = await client.request('POST', '/api/v1/genebrc/push-irm', { body: pushBody(this.#customerId, planned.map((p) => p.line)) });
+      response = await client.request('POST', '/api/v1/genebrc/push-irm', { body: push.body, headers: { 'idempotency-key': push.key } });
     } catch {
       this.counts.noAnswer += 1;
+      this.#unanswered.push(push);
     }
     try {
-      if (response === undefined) {
-        for (const { slot } of planned) slot.tainted = true;
-      } else if (response.status === 200 && response.body?.ackStatus === 'Validated') {
-        this.counts.validated += 1;
-        this.counts.linesAcknowledged += planned.length;
-        this.requestIds.push(response.body.requestId);
-        this.acknowledged.push({
-          requestId: response.body.requestId,
-          authorityAckId: response.body.authorityAckId,
-          lines: planned.map(({ slot, mapped }, index) => ({ serialNo: index + 1, irmNumber: slot.irm.irmNumber, mappedCents: mapped })),
-        });
-        for (const { slot, mapped, fails } of planned) {
-          slot.availableCents -= mapped;
-          // The failing line's amount comes back when the request is processed: the client cannot tell when.
-          if (fails) slot.tainted = true;
-        }
-      } else if (response.status === 200 && response.body?.ackStatus === 'Failed') {
-        this.counts.failedAcks += 1;
-        this.requestIds.push(response.body.requestId);
-        for (const { slot } of planned) slot.tainted = true;
-      } else if ((response.status === 502 || response.status === 504) && isProblem(response, response.status === 502 ? 'authority_unavailable' : 'authority_timeout')) {
-        if (response.status === 502) this.counts.unavailable += 1;
-        else this.counts.timeouts += 1;
-        const requestId = REQUEST_ID.exec(response.body.detail)?.[0];
-        if (requestId === undefined) this.unexpected.push(`a ${response.status} that names no request: ${response.text}`);
-        else {
-          this.requestIds.push(requestId);
-          this.faulted.push({ requestId, status: response.status });
-        }
-        for (const { slot } of planned) slot.tainted = true;
-      } else {
-        if (response.status >= 500) this.counts.serverErrors += 1;
-        this.unexpected.push(`push answered ${response.status}: ${response.text.slice(0, 500)}`);
-        for (const { slot } of planned) slot.tainted = true;
-      }
+      this.#record(planned, response);
     } finally {
       for (const { slot } of planned) slot.busy = false;
     }
     return true;
+  }
+
+  /**
+   * Retries every push whose answer never came, with its Idempotency-Key and body. A retry is answered from what the
+   * first run committed, or runs afresh when nothing was; one still held by its first run (409) is left alone.
+   */
+  async retryUnanswered(client: Requester): Promise<void> {
+    const pending = this.#unanswered;
+    this.#unanswered = [];
+    for (const push of pending) {
+      let response: TestResponse;
+      try {
+        response = await client.request('POST', '/api/v1/genebrc/push-irm', { body: push.body, headers: { 'idempotency-key': push.key } });
+      } catch {
+        this.#unanswered.push(push);
+        continue;
+      }
+      if (response.status === 409 && response.body?.code === 'idempotency_key_in_use') {
+        this.counts.retriesHeld += 1;
+        continue;
+      }
+      if (response.headers['idempotent-replayed'] === 'true') this.counts.retriesReplayed += 1;
+      else this.counts.retriesRun += 1;
+      this.#record(push.planned, response);
+    }
+  }
+
+  #record(planned: readonly Planned[], response: TestResponse | undefined): void {
+    if (response === undefined) {
+      for (const { slot } of planned) slot.tainted = true;
+    } else if (response.status === 200 && response.body?.ackStatus === 'Validated') {
+      this.counts.validated += 1;
+      this.counts.linesAcknowledged += planned.length;
+      this.requestIds.push(response.body.requestId);
+      this.acknowledged.push({
+        requestId: response.body.requestId,
+        authorityAckId: response.body.authorityAckId,
+        lines: planned.map(({ slot, mapped }, index) => ({ serialNo: index + 1, irmNumber: slot.irm.irmNumber, mappedCents: mapped })),
+      });
+      for (const { slot, mapped, fails } of planned) {
+        slot.availableCents -= mapped;
+        // The failing line's amount comes back when the request is processed: the client cannot tell when.
+        if (fails) slot.tainted = true;
+      }
+    } else if (response.status === 200 && response.body?.ackStatus === 'Failed') {
+      this.counts.failedAcks += 1;
+      this.requestIds.push(response.body.requestId);
+      for (const { slot } of planned) slot.tainted = true;
+    } else if ((response.status === 502 || response.status === 504) && isProblem(response, response.status === 502 ? 'authority_unavailable' : 'authority_timeout')) {
+      if (response.status === 502) this.counts.unavailable += 1;
+      else this.counts.timeouts += 1;
+      const requestId = REQUEST_ID.exec(response.body.detail)?.[0];
+      if (requestId === undefined) this.unexpected.push(`a ${response.status} that names no request: ${response.text}`);
+      else {
+        this.requestIds.push(requestId);
+        this.faulted.push({ requestId, status: response.status });
+      }
+      for (const { slot } of planned) slot.tainted = true;
+    } else {
+      if (response.status >= 500) this.counts.serverErrors += 1;
+      this.unexpected.push(`push answered ${response.status}: ${response.text.slice(0, 500)}`);
+      for (const { slot } of planned) slot.tainted = true;
+    }
   }
 
   /** Asks for the status of a request this client knows of; a status call always answers 200. */

@@ -1,37 +1,76 @@
-import { createHash } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { configure } from 'safe-stable-stringify';
 import { AppError } from '../../errors.ts';
-import { claimKey, completeKey, releaseKey } from '../../store/idempotency.ts';
+import type { CommitLink } from '../../services/context.ts';
+import type { ServerKey } from '../../services/server-key.ts';
+import { claimKey, completeFromResource, completeKey, linkResource, releaseKey, type Claim } from '../../store/idempotency.ts';
 import type { Schema } from '../../store/schema.ts';
 import { PROBLEM_CONTENT_TYPE } from '../problem.ts';
 
+/** The answer a route rebuilds from what a request's work committed; null while that is not known yet. */
+export type ReplayFromResource = (platformId: string, resourceId: string) => Promise<{ statusCode: number; body: unknown } | null>;
+
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotencyKey: string | null;
-    /** Set for a 5xx answer that must be replayed all the same (see AppError.replayable). */
-    replayableFailure: boolean;
+    idempotencyClaim: Claim | null;
+    /** What a retry gets after this request's 5xx answer (AppError.onRetry). */
+    failureOnRetry: 'replay' | 'run_again' | undefined;
+  }
+  interface FastifyContextConfig {
+    /** How a retry of this route is answered when the first request committed its work but kept no answer (a crash). */
+    replayFromResource?: ReplayFromResource;
   }
 }
 
 const MAX_KEY_LENGTH = 255;
 const KEEP_HOURS = 24;
 const ABANDON_AFTER_SECONDS = 120;
+/** Fields whose values are secrets: they enter a fingerprint only as their own keyed digest. */
+const SECRET_FIELDS = new Set(['authorityPassword', 'password', 'clientSecret', 'client_secret', 'apiKey', 'x-Api-Key', 'userPrivateKey', 'userprivateKey']);
 
-function fingerprint(request: FastifyRequest): string {
-  return createHash('sha256')
-    .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
-    .digest('hex');
+// Keys sorted at every level: the same JSON with its keys in another order is the same request.
+const canonicalJson = configure({ deterministic: true, circularValue: Error, bigint: false });
+
+/**
+ * The keyed fingerprint of a request: HMAC-SHA256, under a key derived from the server's secret, of its route, path
+ * and query parameters and body in canonical form, with every secret field replaced by its own keyed digest. Without
+ * the server's secret, a stored fingerprint cannot be tested against guesses; with it, no secret is in the text.
+ */
+export function requestFingerprint(
+  key: ServerKey,
+  request: { method: string; route: string; params: unknown; query: unknown; body: unknown },
+): string {
+  const text = canonicalJson(
+    { method: request.method, route: request.route, params: request.params ?? null, query: request.query ?? null, body: request.body ?? null },
+    (field, value) => (SECRET_FIELDS.has(field) && typeof value === 'string' ? `secret:${key.fingerprint(`secret\u0000${value}`)}` : value),
+  );
+  return key.fingerprint(text ?? 'null');
+}
+
+/** The link a service calls inside the transaction that commits a request's work (see CommitLink). */
+export function commitLinkOf(request: FastifyRequest): CommitLink | undefined {
+  const claim = request.idempotencyClaim;
+  if (claim === null) return undefined;
+  return async (tx, resourceId) => {
+    if (!(await linkResource(tx, claim, resourceId))) {
+      throw new AppError('idempotency_key_in_use', 'Another request with this Idempotency-Key took it over; this one was not carried out.');
+    }
+  };
 }
 
 /**
- * Idempotency-Key on every POST (contract 5): the first answer is kept for 24 h and replayed for a
- * retry with the same key and body. Server failures (5xx) are not kept, so a retry runs again,
- * unless the failure is itself the outcome (a push held for reconciliation).
+ * Idempotency-Key on every POST (contract 5): the first answer is kept for 24 h and replayed for a retry with the
+ * same key and request. The work a key guards records what it committed in its own transaction (commitLinkOf), so a
+ * key is never the cause of a second execution of committed work: a retry after a crash that lost the answer is
+ * answered from what was committed (the route's replayFromResource). Server failures (5xx) before anything committed
+ * are not kept, so a retry runs again, unless the failure is itself the outcome (a push held for reconciliation).
  */
-export function registerIdempotency(app: FastifyInstance, db: Kysely<Schema>): void {
-  app.decorateRequest('idempotencyKey', null);
-  app.decorateRequest('replayableFailure', false);
+export function registerIdempotency(app: FastifyInstance, options: { db: Kysely<Schema>; key: ServerKey }): void {
+  const { db, key: serverKey } = options;
+  app.decorateRequest('idempotencyClaim', null);
+  app.decorateRequest('failureOnRetry', undefined);
 
   // On POST routes only: the other routes do not pay for these hooks.
   app.addHook('onRoute', (route) => {
@@ -51,39 +90,53 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<Schema>): v
       });
     }
     const platformId = request.principal.platformId;
-    const print = fingerprint(request);
-    const existing = await claimKey(db, { platformId, key, fingerprint: print, keepHours: KEEP_HOURS, abandonAfterSeconds: ABANDON_AFTER_SECONDS });
+    const fingerprint = requestFingerprint(serverKey, {
+      method: request.method,
+      route: request.routeOptions.url ?? request.url,
+      params: request.params,
+      query: request.query,
+      body: request.body,
+    });
+    const held: Claim = { platformId, key, claimId: randomUUID() };
+    const existing = await claimKey(db, { ...held, fingerprint, keepHours: KEEP_HOURS, abandonAfterSeconds: ABANDON_AFTER_SECONDS });
     if (existing === null) {
-      request.idempotencyKey = key;
+      request.idempotencyClaim = held;
       return;
     }
-    if (existing.fingerprint !== print) {
+    if (existing.fingerprint !== fingerprint) {
       throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with another request; use a new key for a new request.');
     }
-    if (existing.state === 'running') {
+    if (existing.state === 'done') return replay(reply, existing.statusCode ?? 200, existing.responseBody ?? '');
+    const rebuild = request.routeOptions.config.replayFromResource;
+    const rebuilt = existing.resourceId !== null && rebuild ? await rebuild(platformId, existing.resourceId) : null;
+    if (rebuilt === null) {
       throw new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry when it has finished.');
     }
-    const status = existing.statusCode ?? 200;
-    return reply
-      .code(status)
-      .header('idempotent-replayed', 'true')
-      .type(status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json; charset=utf-8')
-      .serializer((payload: unknown) => payload as string)
-      .send(existing.responseBody ?? '');
+    const answer = { statusCode: rebuilt.statusCode, responseBody: JSON.stringify(rebuilt.body) };
+    await completeFromResource(db, { platformId, key, resourceId: existing.resourceId! }, answer);
+    return replay(reply, answer.statusCode, answer.responseBody);
   }
 
   async function complete(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-    const key = request.idempotencyKey;
-    if (key === null) return payload;
-    request.idempotencyKey = null;
-    const platformId = request.principal.platformId;
-    if (reply.statusCode >= 500 && !request.replayableFailure) {
-      await releaseKey(db, platformId, key);
+    const held = request.idempotencyClaim;
+    if (held === null) return payload;
+    request.idempotencyClaim = null;
+    if (reply.statusCode >= 500 && request.failureOnRetry !== 'replay') {
+      await releaseKey(db, held, { evenIfCommitted: request.failureOnRetry === 'run_again' });
     } else {
-      await completeKey(db, { platformId, key, statusCode: reply.statusCode, responseBody: String(payload) });
+      await completeKey(db, held, { statusCode: reply.statusCode, responseBody: String(payload) });
     }
     return payload;
   }
+}
+
+function replay(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply
+    .code(status)
+    .header('idempotent-replayed', 'true')
+    .type(status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json; charset=utf-8')
+    .serializer((payload: unknown) => payload as string)
+    .send(body);
 }
 
 function hooksOf<T>(hooks: T | T[] | undefined): T[] {

@@ -1,6 +1,7 @@
 import type { Api, Deps } from '../../app.ts';
 import type { RawLine } from '../../../domain/push-line.ts';
 import { platformOf } from '../../plugins/authentication.ts';
+import { commitLinkOf } from '../../plugins/idempotency.ts';
 import { answer, problems, PushAckSchema, PushBodySchema } from '../../schemas.ts';
 
 export function pushIrmRoute(app: Api, deps: Deps): void {
@@ -19,8 +20,18 @@ export function pushIrmRoute(app: Api, deps: Deps): void {
         body: PushBodySchema,
         response: { 200: answer(PushAckSchema, 'The acknowledgement: Validated (pushed, now pending at the authority) or Failed (with the rules it broke)'), ...problems(404, 409, 413, 415, 422, 502, 504) },
       },
+      config: {
+        replayFromResource: async (platformId, requestId) => {
+          const ack = await deps.genebrc.acknowledgementOf(platformId, requestId);
+          return ack && { statusCode: 200, body: ack };
+        },
+      },
     },
     async (request) =>
-      deps.genebrc.push(platformOf(request), { ...request.body, ebrcBulkGenDtos: request.body.ebrcBulkGenDtos as RawLine[] }),
+      deps.genebrc.push(
+        platformOf(request),
+        { ...request.body, ebrcBulkGenDtos: request.body.ebrcBulkGenDtos as RawLine[] },
+        commitLinkOf(request),
+      ),
   );
 }

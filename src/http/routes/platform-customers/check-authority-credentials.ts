@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../app.ts';
 import { checkAuthorityCredentials } from '../../../services/authority-credentials.ts';
+import { shownCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
+import { commitLinkOf } from '../../plugins/idempotency.ts';
 import { answer, CheckCredentialsBody, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
 
 export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
@@ -19,7 +21,14 @@ export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
         body: CheckCredentialsBody,
         response: { 200: answer(PlatformCustomerRef, 'The authority accepted the credentials: the customer, now verified, with its IEC'), ...problems(404, 409, 413, 415, 422, 502, 504) },
       },
+      config: {
+        replayFromResource: async (platformId, customerId) => {
+          const customer = await shownCustomer(deps.database.db, platformId, customerId);
+          return customer && { statusCode: 200, body: customer };
+        },
+      },
     },
-    async (request) => checkAuthorityCredentials(deps.context, platformOf(request), request.params.id, request.body),
+    async (request) =>
+      checkAuthorityCredentials(deps.context, platformOf(request), request.params.id, request.body, commitLinkOf(request)),
   );
 }

@@ -1,6 +1,7 @@
 import type { Api, Deps } from '../../app.ts';
-import { createCustomer } from '../../../services/customers.ts';
+import { createCustomer, shownCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
+import { commitLinkOf } from '../../plugins/idempotency.ts';
 import { answer, CreatePlatformCustomerBody, PlatformCustomerRef, problems } from '../../schemas.ts';
 
 export function createPlatformCustomerRoute(app: Api, deps: Deps): void {
@@ -15,9 +16,15 @@ export function createPlatformCustomerRoute(app: Api, deps: Deps): void {
         body: CreatePlatformCustomerBody,
         response: { 201: answer(PlatformCustomerRef, 'The customer, created'), ...problems(409, 413, 415, 422) },
       },
+      config: {
+        replayFromResource: async (platformId, customerId) => {
+          const customer = await shownCustomer(deps.database.db, platformId, customerId);
+          return customer && { statusCode: 201, body: customer };
+        },
+      },
     },
     async (request, reply) => {
-      const customer = await createCustomer(deps.database.db, platformOf(request), request.body);
+      const customer = await createCustomer(deps.database.db, platformOf(request), request.body, commitLinkOf(request));
       return reply.code(201).send(customer);
     },
   );

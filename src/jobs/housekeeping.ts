@@ -1,0 +1,64 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import { purgeExpiredKeys } from '../store/idempotency.ts';
+import type { Schema } from '../store/schema.ts';
+
+const PURGE_BATCH = 1_000;
+
+/**
+ * Deletes what has outlived its keeping, on a schedule: expired Idempotency-Key records (kept 24 h). In batches, each
+ * a short statement, so that the embedded database's one connection is never held for long. Any number of processes
+ * may run it on one database: a record is deleted once, whoever gets there first.
+ */
+export class Housekeeping {
+  readonly #db: Kysely<Schema>;
+  readonly #intervalMs: number;
+  readonly #log: FastifyBaseLogger;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  #running: Promise<number> | undefined;
+
+  constructor(options: { db: Kysely<Schema>; intervalSeconds: number; log: FastifyBaseLogger }) {
+    this.#db = options.db;
+    this.#intervalMs = options.intervalSeconds * 1000;
+    this.#log = options.log;
+  }
+
+  /** Runs a pass now and then every interval. */
+  start(): void {
+    const pass = () => {
+      this.runOnce().catch((error: unknown) => this.#log.error({ err: error }, 'housekeeping failed; will try again'));
+    };
+    pass();
+    this.#timer = setInterval(pass, this.#intervalMs);
+    this.#timer.unref();
+  }
+
+  /** One pass (or the one already under way); returns how many expired idempotency records it deleted. */
+  runOnce(): Promise<number> {
+    this.#running ??= this.#purge().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  async #purge(): Promise<number> {
+    let purged = 0;
+    for (;;) {
+      const deleted = await purgeExpiredKeys(this.#db, PURGE_BATCH);
+      purged += deleted;
+      if (deleted < PURGE_BATCH || this.#stopped) break;
+      // Let requests in between batches.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (purged > 0) this.#log.info({ purged }, 'purged expired idempotency keys');
+    return purged;
+  }
+
+  /** Stops the schedule and waits for a pass under way. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    await this.#running?.catch(() => undefined);
+  }
+}

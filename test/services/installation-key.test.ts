@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { createService } from '../../src/service.ts';
+import { createPlatform } from '../../src/services/platforms.ts';
+import { backends, injectRequest, scratchDatabase, type Backend } from '../support/harness.ts';
+import { verifiedCustomer } from '../support/workflow.ts';
+
+const MAIN = path.join(import.meta.dirname, '../../src/main.ts');
+
+function configFor(scratch: { dataDir: string; databaseUrl?: string }, encryptionKey: string) {
+  return loadConfig({
+    DATA_DIR: scratch.dataDir,
+    ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl } : {}),
+    ENCRYPTION_KEY: encryptionKey,
+    RUN_POLLER: 'false',
+    LOG_LEVEL: 'silent',
+  });
+}
+
+function refusedForTheKey(error: unknown): boolean {
+  return error instanceof ConfigError && /encryption key/.test(error.message) && /key id [0-9a-f]{12}/.test(error.message);
+}
+
+async function keyCheck(backend: Backend): Promise<void> {
+  const scratch = await scratchDatabase(backend);
+  const original = randomBytes(32).toString('base64');
+  const other = randomBytes(32).toString('base64');
+  try {
+    const first = await createService({ config: configFor(scratch, original), logger: false });
+    const { apiKey } = await createPlatform(first.database.db, 'Keys');
+    const customerId = await verifiedCustomer({ request: (m, u, o = {}) => injectRequest(first, m, u, { key: apiKey, ...o }) }, `keys-${backend}@example.com`);
+    await first.close();
+
+    await assert.rejects(createService({ config: configFor(scratch, other), logger: false }), refusedForTheKey, 'another key is refused at start');
+
+    // A database from before the check: the stored credentials tell.
+    const again = await createService({ config: configFor(scratch, original), logger: false });
+    await again.database.db.deleteFrom('installation_settings').execute();
+    await again.close();
+    await assert.rejects(createService({ config: configFor(scratch, other), logger: false }), refusedForTheKey, 'credentials sealed under another key');
+
+    const right = await createService({ config: configFor(scratch, original), logger: false });
+    try {
+      const customer = await injectRequest(right, 'POST', '/api/v1/irm/refresh', { key: apiKey, query: { platformCustomerId: customerId, limit: 1 }, body: {} });
+      assert.equal(customer.status, 200, `the right key opens the credentials: ${customer.text}`);
+    } finally {
+      await right.close();
+    }
+  } finally {
+    await scratch.drop();
+  }
+}
+
+describe('the encryption key is checked at start', { concurrency: true }, () => {
+  for (const backend of backends()) {
+    test(`a process with another key than the data was written with does not start [${backend}]`, () => keyCheck(backend));
+  }
+
+  test('npm start with the wrong key exits 1 with a message that names the problem and not the key', async () => {
+    const scratch = await scratchDatabase('embedded');
+    try {
+      const original = randomBytes(32).toString('base64');
+      await (await createService({ config: configFor(scratch, original), logger: false })).close();
+      const other = randomBytes(32).toString('base64');
+      const child = spawn(process.execPath, [MAIN], {
+        env: { PATH: process.env.PATH ?? '', DATA_DIR: scratch.dataDir, ENCRYPTION_KEY: other, PORT: '0', RUN_POLLER: 'false' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      assert.equal(code, 1);
+      assert.match(stderr, /^ebrc-gateway: the encryption key \(ENCRYPTION_KEY, key id [0-9a-f]{12}\) is not the one this database was written with/);
+      assert.ok(!stderr.includes(other) && !stderr.includes(original), 'no key in the message');
+    } finally {
+      await scratch.drop();
+    }
+  });
+});
