@@ -87,8 +87,9 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
       base = await waitUntilReady(gateway);
       restartMs.push(Date.now() - restarting);
       current = httpClient(base, apiKey, 15_000);
-      // The pushes the kill cut off, retried with their Idempotency-Key as a careful client would.
+      // The pushes the kill cut off, and the last ones acknowledged before it, retried with their Idempotency-Key.
       await stream.retryUnanswered(client);
+      await stream.replayAcknowledged(client);
     }
 
     // No more kills: the poller alone brings every open request to a final state.
@@ -134,6 +135,7 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
       pushes: stream.counts.pushes,
       'pushes acknowledged Validated': stream.counts.validated,
       'lines acknowledged': stream.counts.linesAcknowledged,
+      'acknowledged pushes retried after the kill with their key, answered as the first time': stream.counts.acknowledgementsReplayed,
       'pushes without an answer (killed in flight)': stream.counts.noAnswer,
       'their retries with the same Idempotency-Key: answered from the first run': stream.counts.retriesReplayed,
       'their retries: run afresh (the first never committed)': stream.counts.retriesRun,

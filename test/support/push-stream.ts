@@ -13,7 +13,8 @@ import type { TestResponse } from './harness.ts';
  * fails at processing and is released later) is set aside: the client never maps it again.
  *
  * Every push carries an Idempotency-Key. A push whose answer never came is retried with the same key and body by
- * retryUnanswered (after a restart, say), as a careful client would: it must then be stored once at most.
+ * retryUnanswered (after a restart, say), as a careful client would: it must then be stored once at most. The last
+ * acknowledgements before a kill are retried too (replayAcknowledged): each must come back as it was, not run again.
  */
 
 type Requester = {
@@ -22,6 +23,10 @@ type Requester = {
 
 type Planned = { slot: Slot; mapped: bigint; fails: boolean; line: Record<string, unknown> };
 type Unanswered = { key: string; body: unknown; planned: Planned[] };
+type Answered = { key: string; body: unknown; answer: string };
+
+/** How many of the latest acknowledgements replayAcknowledged retries. */
+const REPLAYED_ACKNOWLEDGEMENTS = 3;
 
 type Slot = { irm: any; availableCents: bigint; busy: boolean; tainted: boolean };
 
@@ -36,6 +41,8 @@ export type StreamCounts = {
   timeouts: number;
   /** Pushes whose answer never came (the connection dropped: the service was killed). */
   noAnswer: number;
+  /** Acknowledged pushes retried with their Idempotency-Key after a kill, each answered exactly as the first time. */
+  acknowledgementsReplayed: number;
   /** Retries of those with the same Idempotency-Key: answered from the first run, run afresh, or still held (409). */
   retriesReplayed: number;
   retriesRun: number;
@@ -62,6 +69,7 @@ export class PushStream {
     unavailable: 0,
     timeouts: 0,
     noAnswer: 0,
+    acknowledgementsReplayed: 0,
     retriesReplayed: 0,
     retriesRun: 0,
     retriesHeld: 0,
@@ -76,6 +84,7 @@ export class PushStream {
   readonly #options: { maxLines: number; failLineRate: number; maxLineCents: bigint };
   #invoice = 0;
   #unanswered: Unanswered[] = [];
+  #acknowledgedLast: Answered[] = [];
 
   constructor(
     customerId: string,
@@ -124,6 +133,9 @@ export class PushStream {
       this.counts.noAnswer += 1;
       this.#unanswered.push(push);
     }
+    if (response?.status === 200 && response.body?.ackStatus === 'Validated') {
+      this.#acknowledgedLast = [...this.#acknowledgedLast, { key: push.key, body: push.body, answer: response.text }].slice(-REPLAYED_ACKNOWLEDGEMENTS);
+    }
     try {
       this.#record(planned, response);
     } finally {
@@ -154,6 +166,20 @@ export class PushStream {
       if (response.headers['idempotent-replayed'] === 'true') this.counts.retriesReplayed += 1;
       else this.counts.retriesRun += 1;
       this.#record(push.planned, response);
+    }
+  }
+
+  /** Retries the latest acknowledged pushes with their key and body: each must be replayed, byte for byte. */
+  async replayAcknowledged(client: Requester): Promise<void> {
+    const latest = this.#acknowledgedLast;
+    this.#acknowledgedLast = [];
+    for (const push of latest) {
+      const response = await client.request('POST', '/api/v1/genebrc/push-irm', { body: push.body, headers: { 'idempotency-key': push.key } });
+      if (response.status === 200 && response.headers['idempotent-replayed'] === 'true' && response.text === push.answer) {
+        this.counts.acknowledgementsReplayed += 1;
+      } else {
+        this.unexpected.push(`a retry of acknowledged push ${push.key} answered ${response.status} ${response.text.slice(0, 300)} instead of ${push.answer}`);
+      }
     }
   }
 
