@@ -1,0 +1,308 @@
+/**
+ * The one place where the authority's plain messages meet the service's types (authority.ts): dates between
+ * ddMMyyyy and YYYY-MM-DD, money from JSON numbers or strings to exact decimal text, the per-record shapes that the
+ * authority does not publish (authority-wire.md decides them). An answer that does not read as the protocol says
+ * throws UnreadableAnswer naming the field, and nothing of it is used.
+ */
+import type {
+  AuthorityErrorDetail,
+  AuthorityIrm,
+  IrmQuery,
+  LineResult,
+  PushAcknowledgement,
+  PushMessage,
+  RequestStatusAnswer,
+} from '../authority.ts';
+import { isoFromDdMMyyyy, parseIsoDate, toDdMMyyyy } from '../../domain/dates.ts';
+import type { Cents } from '../../domain/money.ts';
+import { MAX_MONEY_CENTS, formatCents, parseMoney } from '../../domain/money.ts';
+import { normalizeUploadType } from '../../domain/upload-type.ts';
+import type {
+  FetchEbrcDetailsRequest,
+  FetchIrmDetailsRequest,
+  GetRequestStatusRequest,
+  PushIrmToGenEbrcRequest,
+  WireDate,
+} from '../protocol/messages.ts';
+import { REQUEST_NOT_RECEIVED_CODE } from '../protocol/messages.ts';
+
+export class UnreadableAnswer extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnreadableAnswer';
+  }
+}
+
+/** A push's outcome: its acknowledgement, or ERR09 (the requestId was received before: ask getRequestStatus). */
+export type PushOutcome =
+  | { kind: 'acknowledged'; acknowledgement: PushAcknowledgement }
+  | { kind: 'already_received'; requestId: string };
+
+export type EbrcQuery = {
+  iecCode: string;
+  /** YYYY-MM-DD, inclusive, on ebrcDate. */
+  fromDate?: string | undefined;
+  toDate?: string | undefined;
+  sbCumInvoiceNumber?: string | undefined;
+  /** YYYY-MM-DD */
+  sbCumInvoiceDate?: string | undefined;
+};
+
+/** One eBRC as fetchEBRCDetails reports it. */
+export type AuthorityEbrc = {
+  ebrcNumber: string;
+  /** YYYY-MM-DD */
+  ebrcDate: string;
+  irmNumber: string;
+  sbCumInvoiceNumber: string;
+  /** YYYY-MM-DD */
+  sbCumInvoiceDate: string;
+  /** Exact decimal text, e.g. "94404.25". */
+  realisedValueFCC: string;
+  currency: string;
+  iecCode: string;
+  /** The authority's status word, as it gives it. */
+  status: string;
+};
+
+const CANCELLED_IRM = 'C';
+const ALREADY_RECEIVED_CODE = 'ERR09';
+const ACK_STATUSES: readonly PushAcknowledgement['ackStatus'][] = ['Validated', 'Failed'];
+const PROCESSING_STATUSES: readonly RequestStatusAnswer['processingStatus'][] = ['Pending', 'Processed', 'Errored'];
+const RECORD_STATUSES: readonly LineResult['status'][] = ['PENDING', 'GENERATED', 'FAILED'];
+const DECIMAL_TEXT = /^(\d+)(?:\.(\d+))?$/;
+const DIGITS = /^\d+$/;
+
+export function irmQueryToWire(query: IrmQuery): FetchIrmDetailsRequest {
+  return {
+    iecCode: query.iecCode,
+    irmFromDate: query.fromDate === undefined ? '' : wireDate(query.fromDate),
+    irmToDate: query.toDate === undefined ? '' : wireDate(query.toDate),
+    irmNumber: query.irmNumber ?? '',
+  };
+}
+
+/** The IRMs that may be mapped: a cancelled IRM (irmStatus C) is left out. */
+export function irmsFromWire(answer: Record<string, unknown>): AuthorityIrm[] {
+  return listAt(answer, 'irmResplst', '').flatMap((item, index) => {
+    const path = `irmResplst[${index}]`;
+    const irm = objectAt(item, path);
+    if (textAt(irm, 'irmStatus', path) === CANCELLED_IRM) return [];
+    return [{
+      irmNumber: textAt(irm, 'irmNumber', path),
+      irmIssueDate: dateAt(irm, 'irmIssueDate', path),
+      ifscCode: textAt(irm, 'ifscCode', path),
+      remittanceAdCode: textAt(irm, 'remittanceAdCode', path),
+      remittanceDate: dateAt(irm, 'remittanceDate', path),
+      remittanceFCC: textAt(irm, 'remittanceFCC', path),
+      remittanceFCCAmount: amountAt(irm, 'remittanceFCCAmount', path),
+      // An IRM without outward remittances may carry no ORM amount at all.
+      ormAmountFCC: isAbsent(irm.ormAmountFCC) ? formatCents(0n) : amountAt(irm, 'ormAmountFCC', path),
+      irmAvailableAmt: amountAt(irm, 'irmAvailableAmt', path),
+      irmUtilizedAmt: amountAt(irm, 'irmUtilizedAmt', path),
+      iecCode: textAt(irm, 'iecCode', path),
+      panNumber: textAt(irm, 'panNumber', path),
+      remitterName: textAt(irm, 'remitterName', path),
+      remitterCountry: textAt(irm, 'remitterCountry', path),
+      purposeOfRemittance: textAt(irm, 'purposeOfRemittance', path),
+    }];
+  });
+}
+
+export function pushMessageToWire(message: PushMessage): PushIrmToGenEbrcRequest {
+  const uploadType = normalizeUploadType(message.uploadType);
+  if (uploadType === null) throw new RangeError(`uploadType ${JSON.stringify(message.uploadType)} is not one of 101-104`);
+  return {
+    iecNumber: message.iecNumber,
+    requestId: message.requestId,
+    recordResCount: message.recordResCount,
+    uploadType: Number(uploadType),
+    decalarationFlag: message.decalarationFlag,
+    ebrcBulkGenDtos: message.ebrcBulkGenDtos,
+  };
+}
+
+export function pushOutcomeFromWire(answer: Record<string, unknown>, requestId: string): PushOutcome {
+  expectRequestId(answer, requestId);
+  const ackStatus = oneOfAt(answer, 'ackStatus', '', ACK_STATUSES);
+  const errorDetails = errorDetailsAt(answer, 'errorDetails', '');
+  if (ackStatus === 'Failed' && errorDetails.some((detail) => detail.code === ALREADY_RECEIVED_CODE)) {
+    return { kind: 'already_received', requestId };
+  }
+  const ackId = optionalTextAt(answer, 'dgftAckId', '');
+  if (ackStatus === 'Validated' && ackId === null) throw new UnreadableAnswer('dgftAckId is missing from a Validated acknowledgement.');
+  return {
+    kind: 'acknowledged',
+    acknowledgement: {
+      ackId,
+      requestId,
+      ackStatus,
+      recordResCount: integerAt(answer, 'recordResCount', ''),
+      errorDetails,
+    },
+  };
+}
+
+export function requestStatusQueryToWire(requestId: string): GetRequestStatusRequest {
+  return { requestId };
+}
+
+/** Null when the authority says it never received the requestId. */
+export function requestStatusFromWire(answer: Record<string, unknown>, requestId: string): RequestStatusAnswer | null {
+  const errorDetails = errorDetailsAt(answer, 'errorDetails', '');
+  if (errorDetails.some((detail) => detail.code === REQUEST_NOT_RECEIVED_CODE)) return null;
+  expectRequestId(answer, requestId);
+  const ackId = optionalTextAt(answer, 'dgftAckId', '');
+  const records = listAt(answer, 'ebrcBulkGenStatusLst', '').map((item, index): LineResult => {
+    const path = `ebrcBulkGenStatusLst[${index}]`;
+    const record = objectAt(item, path);
+    return {
+      serialNo: integerAt(record, 'serialNo', path),
+      status: oneOfAt(record, 'status', path, RECORD_STATUSES),
+      ebrcNumber: optionalTextAt(record, 'ebrcNumber', path),
+      ebrcDate: isAbsent(record.ebrcDate) ? null : dateAt(record, 'ebrcDate', path),
+      errorDetails: errorDetailsAt(record, 'errorDetails', path),
+    };
+  });
+  return {
+    ackId,
+    requestId,
+    // A push is Validated exactly when the authority gave it an ack id.
+    ackStatus: ackId === null ? 'Failed' : 'Validated',
+    errorDetails,
+    recordResCount: integerAt(answer, 'recordResCount', ''),
+    recordProCount: integerAt(answer, 'recordProCount', ''),
+    recordFailCount: integerAt(answer, 'recordFailCount', ''),
+    processingStatus: oneOfAt(answer, 'processingStatus', '', PROCESSING_STATUSES),
+    records,
+  };
+}
+
+export function ebrcQueryToWire(query: EbrcQuery): FetchEbrcDetailsRequest {
+  return {
+    iecCode: query.iecCode,
+    eBRCIssueFromDt: query.fromDate === undefined ? null : wireDate(query.fromDate),
+    eBRCIssueToDt: query.toDate === undefined ? null : wireDate(query.toDate),
+    sbCumInvoiceNumber: query.sbCumInvoiceNumber ?? null,
+    sbCumInvoiceDate: query.sbCumInvoiceDate === undefined ? null : wireDate(query.sbCumInvoiceDate),
+  };
+}
+
+export function ebrcsFromWire(answer: Record<string, unknown>): AuthorityEbrc[] {
+  return listAt(answer, 'eBRCRespList', '').map((item, index) => {
+    const path = `eBRCRespList[${index}]`;
+    const ebrc = objectAt(item, path);
+    return {
+      ebrcNumber: textAt(ebrc, 'ebrcNumber', path),
+      ebrcDate: dateAt(ebrc, 'ebrcDate', path),
+      irmNumber: textAt(ebrc, 'irmNumber', path),
+      sbCumInvoiceNumber: textAt(ebrc, 'sbCumInvoiceNumber', path),
+      sbCumInvoiceDate: dateAt(ebrc, 'sbCumInvoiceDate', path),
+      realisedValueFCC: amountAt(ebrc, 'realisedValueFCC', path),
+      currency: textAt(ebrc, 'currency', path),
+      iecCode: textAt(ebrc, 'iecCode', path),
+      status: textAt(ebrc, 'status', path),
+    };
+  });
+}
+
+/**
+ * An amount as exact decimal text with two decimals. A JSON number is read through the shortest decimal that
+ * round-trips to it (domain/money.ts), a string digit by digit; either way more than two non-zero decimals, a sign or
+ * an exponent is refused rather than rounded.
+ */
+export function amountFromWire(value: unknown, path: string): string {
+  let cents: Cents | null = null;
+  if (typeof value === 'number') {
+    cents = parseMoney(value);
+  } else if (typeof value === 'string') {
+    const match = DECIMAL_TEXT.exec(value.trim());
+    if (match !== null) {
+      const [, whole = '', fraction = ''] = match;
+      if (/^0*$/.test(fraction.slice(2))) cents = BigInt(whole + fraction.slice(0, 2).padEnd(2, '0'));
+    }
+  }
+  if (cents === null || cents > MAX_MONEY_CENTS) {
+    throw new UnreadableAnswer(`${path} is ${JSON.stringify(value)}, not an amount with at most two decimals.`);
+  }
+  return formatCents(cents);
+}
+
+function wireDate(isoDate: string): WireDate {
+  const date = parseIsoDate(isoDate);
+  if (date === null) throw new RangeError(`${JSON.stringify(isoDate)} is not a YYYY-MM-DD date`);
+  return toDdMMyyyy(date);
+}
+
+function expectRequestId(answer: Record<string, unknown>, requestId: string): void {
+  const answered = textAt(answer, 'requestId', '');
+  if (answered !== requestId) throw new UnreadableAnswer(`requestId is ${JSON.stringify(answered)}, the call asked about ${JSON.stringify(requestId)}.`);
+}
+
+function fieldPath(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+function isAbsent(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
+}
+
+function objectAt(value: unknown, path: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UnreadableAnswer(`${path} is not an object.`);
+  return value as Record<string, unknown>;
+}
+
+function listAt(record: Record<string, unknown>, key: string, path: string): unknown[] {
+  const value = record[key];
+  if (!Array.isArray(value)) throw new UnreadableAnswer(`${fieldPath(path, key)} is not a list.`);
+  return value;
+}
+
+function textAt(record: Record<string, unknown>, key: string, path: string): string {
+  const value = record[key];
+  if (typeof value !== 'string' || value.length === 0) throw new UnreadableAnswer(`${fieldPath(path, key)} is not a non-empty string.`);
+  return value;
+}
+
+function optionalTextAt(record: Record<string, unknown>, key: string, path: string): string | null {
+  return isAbsent(record[key]) ? null : textAt(record, key, path);
+}
+
+function integerAt(record: Record<string, unknown>, key: string, path: string): number {
+  const value = record[key];
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  if (typeof value === 'string' && DIGITS.test(value) && Number.isSafeInteger(Number(value))) return Number(value);
+  throw new UnreadableAnswer(`${fieldPath(path, key)} is ${JSON.stringify(value)}, not a whole number.`);
+}
+
+function amountAt(record: Record<string, unknown>, key: string, path: string): string {
+  return amountFromWire(record[key], fieldPath(path, key));
+}
+
+function dateAt(record: Record<string, unknown>, key: string, path: string): string {
+  const value = record[key];
+  const iso = typeof value === 'string' ? isoFromDdMMyyyy(value) : null;
+  if (iso === null) throw new UnreadableAnswer(`${fieldPath(path, key)} is ${JSON.stringify(value)}, not a ddMMyyyy date.`);
+  return iso;
+}
+
+function oneOfAt<T extends string>(record: Record<string, unknown>, key: string, path: string, allowed: readonly T[]): T {
+  const value = record[key];
+  const found = allowed.find((candidate) => candidate === value);
+  if (found === undefined) throw new UnreadableAnswer(`${fieldPath(path, key)} is ${JSON.stringify(value)}, not one of ${allowed.join(', ')}.`);
+  return found;
+}
+
+function errorDetailsAt(record: Record<string, unknown>, key: string, path: string): AuthorityErrorDetail[] {
+  if (isAbsent(record[key])) return [];
+  return listAt(record, key, path).map((item, index) => {
+    const detailPath = `${fieldPath(path, key)}[${index}]`;
+    const detail = objectAt(item, detailPath);
+    return {
+      serialNo: isAbsent(detail.serialNo) ? null : integerAt(detail, 'serialNo', detailPath),
+      field: optionalTextAt(detail, 'field', detailPath),
+      code: textAt(detail, 'code', detailPath),
+      message: typeof detail.message === 'string' ? detail.message : '',
+    };
+  });
+}
