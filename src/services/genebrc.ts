@@ -13,6 +13,7 @@ import * as store from '../store/requests.ts';
 import { credentialsOf, requireVerified, type CommitLink, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
 import type { IrmPuller } from './irms.ts';
+import { lineEntry } from './request-list.ts';
 
 export type PushBody = {
   platformCustomerId: string;
@@ -407,7 +408,7 @@ export class GenebrcService {
       }
       request = (await store.findRequestById(db, request.id))!;
     }
-    const entries = (await store.linesOfRequest(db, request.id)).map(toLineEntry);
+    const entries = (await store.linesOfRequest(db, request.id)).map(lineEntry);
     return {
       requestId: request.request_id,
       authorityAckId: request.authority_ack_id,
@@ -420,16 +421,4 @@ export class GenebrcService {
       errorDetails: request.error_details,
     };
   }
-}
-
-function toLineEntry(line: store.ListedLine): LineStatusEntry {
-  return {
-    serialNo: line.serialNo,
-    irmNumber: line.irmNumber,
-    sbCumInvoiceNumber: line.sbCumInvoiceNumber,
-    status: line.status as LineStatus,
-    ebrcNumber: line.ebrcNumber,
-    ebrcDate: line.ebrcDate,
-    errorDetails: line.errorDetails,
-  };
 }

@@ -125,7 +125,8 @@ function errorDetail(detail: ErrorDetail): ErrorDetail {
   return { serialNo: detail.serialNo, field: detail.field, code: detail.code, message: detail.message };
 }
 
-function lineEntry(line: store.ListedLine): LineStatusEntry {
+/** A stored line as the status call and the list show it. */
+export function lineEntry(line: store.ListedLine): LineStatusEntry {
   return {
     serialNo: line.serialNo,
     irmNumber: line.irmNumber,

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { describeEachBackend, expectProblem, type Harness, type TestResponse } from '../support/harness.ts';
+import { describeEachBackend, expectProblem, injectRaw, type Harness, type TestResponse } from '../support/harness.ts';
 
 /** The edges of HTTP: oversized bodies over a real socket, wrong methods, and bodies that are not UTF-8. */
 
@@ -63,20 +63,8 @@ async function postOversized(port: number, apiKey: string, attempts: number): Pr
   return output.trim().split('\n').map((line) => JSON.parse(line) as OversizedOutcome);
 }
 
-async function postBytes(h: Harness, payload: Buffer | string, contentType = 'application/json'): Promise<TestResponse> {
-  const response = await h.service.app.inject({
-    method: 'POST',
-    url: '/api/v1/platform-customers/',
-    headers: { 'x-api-key': h.platformA.apiKey, 'content-type': contentType },
-    payload,
-  });
-  let body: unknown;
-  try {
-    body = JSON.parse(response.body);
-  } catch {
-    body = undefined;
-  }
-  return { status: response.statusCode, headers: response.headers, body, text: response.body };
+function postBytes(h: Harness, payload: Buffer | string, contentType = 'application/json'): Promise<TestResponse> {
+  return injectRaw(h.service, 'POST', '/api/v1/platform-customers/', { key: h.platformA.apiKey, payload, contentType });
 }
 
 describeEachBackend('HTTP edges', (h) => {

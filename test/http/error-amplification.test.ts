@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describeEachBackend, expectProblem, type Harness, type TestResponse } from '../support/harness.ts';
+import { describeEachBackend, expectProblem, injectRaw, type Harness, type TestResponse } from '../support/harness.ts';
 import { lineFor, pushBody, verifiedCustomer } from '../support/workflow.ts';
 
 /**
@@ -30,20 +30,8 @@ function pushWithLines(lineText: string, count: number): string {
   return `{"platformCustomerId":"${NOBODY}","recordResCount":1,"uploadType":"101","decalarationFlag":"Y","ebrcBulkGenDtos":[${Array(count).fill(lineText).join(',')}]}`;
 }
 
-async function post(h: Harness, url: string, payload: string): Promise<TestResponse> {
-  const response = await h.service.app.inject({
-    method: 'POST',
-    url,
-    headers: { 'x-api-key': h.platformA.apiKey, 'content-type': 'application/json' },
-    payload,
-  });
-  let body: unknown;
-  try {
-    body = JSON.parse(response.body);
-  } catch {
-    body = undefined;
-  }
-  return { status: response.statusCode, headers: response.headers, body, text: response.body };
+function post(h: Harness, url: string, payload: string): Promise<TestResponse> {
+  return injectRaw(h.service, 'POST', url, { key: h.platformA.apiKey, payload });
 }
 
 describeEachBackend('error amplification', (h) => {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { REDACTED_PATHS } from '../../src/http/app.ts';
-import { backends, expectProblem, memoryLog, startHarness } from '../support/harness.ts';
+import { backends, expectProblem, injectRaw, memoryLog, startHarness } from '../support/harness.ts';
 import { mapConcurrently, reportFigures, runSeed, scaled } from '../support/reliability.ts';
 import { lineFor, pushBody, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 import { hostileRequest, type HostileRequest } from './hostile-requests.ts';
@@ -41,23 +41,14 @@ for (const backend of backends()) {
       const customerId = await verifiedCustomer(h, `regressions-${backend}@example.com`);
       const [irm] = await usableIrms(h, customerId, 1);
       const raw = (method: string, url: string, payload?: string) =>
-        h.service.app.inject({ method: method as 'GET', url, headers: { 'x-api-key': h.platformA.apiKey, 'content-type': 'application/json' }, ...(payload ? { payload } : {}) });
-      const asProblem = (response: Awaited<ReturnType<typeof raw>>) => {
-        let body: unknown;
-        try {
-          body = JSON.parse(response.body);
-        } catch {
-          body = undefined;
-        }
-        return { status: response.statusCode, headers: response.headers, body, text: response.body };
-      };
+        injectRaw(h.service, method, url, { key: h.platformA.apiKey, ...(payload ? { payload } : {}) });
       const push = JSON.stringify(pushBody(customerId, [lineFor(irm, 1, 1)]));
-      const infinite = expectProblem(asProblem(await raw('POST', '/api/v1/genebrc/push-irm', push.replace('"recordResCount":1', '"recordResCount":1e999'))), 400, 'validation_failed');
+      const infinite = expectProblem(await raw('POST', '/api/v1/genebrc/push-irm', push.replace('"recordResCount":1', '"recordResCount":1e999')), 400, 'validation_failed');
       assert.deepEqual(infinite.errors.map((e: any) => e.path), ['/recordResCount']);
-      expectProblem(asProblem(await raw('POST', '/api/v1/genebrc/push-irm', push.replace('"recordResCount":1', '"recordResCount":3000000000'))), 400, 'validation_failed');
+      expectProblem(await raw('POST', '/api/v1/genebrc/push-irm', push.replace('"recordResCount":1', '"recordResCount":3000000000')), 400, 'validation_failed');
       for (const page of ['1e400', '100000000000000000000', '1000001']) {
-        expectProblem(asProblem(await raw('GET', `/api/v1/platform-customers?page=${page}`)), 400, 'validation_failed');
-        expectProblem(asProblem(await raw('GET', `/api/v1/genebrc?platformCustomerId=${customerId}&page=${page}`)), 400, 'validation_failed');
+        expectProblem(await raw('GET', `/api/v1/platform-customers?page=${page}`), 400, 'validation_failed');
+        expectProblem(await raw('GET', `/api/v1/genebrc?platformCustomerId=${customerId}&page=${page}`), 400, 'validation_failed');
       }
       const nul = expectProblem(
         await h.request('POST', '/api/v1/platform-customers/', { body: { name: 'a\u0000b', email: `nul-${backend}@example.com`, companyName: 'C' } }),
@@ -67,13 +58,13 @@ for (const backend of backends()) {
       assert.deepEqual(nul.errors, [{ path: '/name', code: 'invalid_character', message: 'name must not contain the NUL character or an unpaired surrogate.' }]);
       expectProblem(await h.request('GET', '/api/v1/platform-customers', { query: { search: 'x\u0000' } }), 400, 'validation_failed');
       const surrogate = expectProblem(
-        asProblem(await raw('POST', '/api/v1/genebrc/push-irm', push.replace('"billNo":"B1"', '"billNo":"B\\ud800"'))),
+        await raw('POST', '/api/v1/genebrc/push-irm', push.replace('"billNo":"B1"', '"billNo":"B\\ud800"')),
         400,
         'validation_failed',
       );
       assert.deepEqual(surrogate.errors.map((e: any) => [e.path, e.code]), [['/ebrcBulkGenDtos/0/billNo', 'invalid_character']]);
       for (const id of ['x'.repeat(150), 'x'.repeat(5_000), '%E0%A4%A', '%zz']) {
-        expectProblem(asProblem(await raw('GET', `/api/v1/platform-customers/${id}`)), 400, 'validation_failed');
+        expectProblem(await raw('GET', `/api/v1/platform-customers/${id}`), 400, 'validation_failed');
       }
       const listed = await h.request('GET', '/api/v1/genebrc', { query: { platformCustomerId: customerId } });
       assert.deepEqual(listed.body, [], 'none of them stored anything');

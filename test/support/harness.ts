@@ -175,6 +175,26 @@ export async function injectRequest(service: Service, method: string, url: strin
     ...(options.query ? { query: Object.fromEntries(Object.entries(options.query).map(([k, v]) => [k, String(v)])) } : {}),
     ...(options.body !== undefined ? { payload: options.body as object } : {}),
   });
+  return testResponse(response);
+}
+
+/** One request whose body is sent exactly as given, bytes or text: for what no JSON client would send. */
+export async function injectRaw(
+  service: Service,
+  method: string,
+  url: string,
+  options: { key: string; payload?: string | Buffer; contentType?: string },
+): Promise<TestResponse> {
+  const response = await service.app.inject({
+    method: method as 'GET',
+    url,
+    headers: { 'x-api-key': options.key, 'content-type': options.contentType ?? 'application/json' },
+    ...(options.payload !== undefined ? { payload: options.payload } : {}),
+  });
+  return testResponse(response);
+}
+
+function testResponse(response: { statusCode: number; headers: TestResponse['headers']; body: string }): TestResponse {
   let body: unknown = undefined;
   try {
     body = response.body ? JSON.parse(response.body) : undefined;
