@@ -37,6 +37,33 @@ export type IrmQuery = {
   toDate?: string | undefined;
 };
 
+export type EbrcQuery = {
+  iecCode: string;
+  /** YYYY-MM-DD, inclusive, on ebrcDate. */
+  fromDate?: string | undefined;
+  toDate?: string | undefined;
+  sbCumInvoiceNumber?: string | undefined;
+  /** YYYY-MM-DD */
+  sbCumInvoiceDate?: string | undefined;
+};
+
+/** One eBRC as fetchEBRCDetails reports it. */
+export type AuthorityEbrc = {
+  ebrcNumber: string;
+  /** YYYY-MM-DD */
+  ebrcDate: string;
+  irmNumber: string;
+  sbCumInvoiceNumber: string;
+  /** YYYY-MM-DD */
+  sbCumInvoiceDate: string;
+  /** Exact decimal text, e.g. "94404.25". */
+  realisedValueFCC: string;
+  currency: string;
+  iecCode: string;
+  /** The authority's status word, as it gives it. */
+  status: string;
+};
+
 /** The authority's errorDetails entries: the domain's rule violations have the same shape. */
 export type AuthorityErrorDetail = ErrorDetail;
 
@@ -100,4 +127,6 @@ export interface Authority {
   push(credentials: AuthorityCredentials, message: PushMessage, options?: CallOptions): Promise<PushAcknowledgement>;
   /** The request's processing status; null when the authority has never accepted that requestId. */
   getStatus(credentials: AuthorityCredentials, requestId: string, options?: CallOptions): Promise<RequestStatusAnswer | null>;
+  /** The IEC's eBRCs (fetchEBRCDetails), whether generated through this service or elsewhere. */
+  fetchEbrcs(credentials: AuthorityCredentials, query: EbrcQuery, options?: CallOptions): Promise<AuthorityEbrc[]>;
 }

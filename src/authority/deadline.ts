@@ -21,5 +21,6 @@ export function withDeadline(authority: Authority, timeoutMs: number): Authority
     fetchIrms: (credentials, query) => guard((options) => authority.fetchIrms(credentials, query, options)),
     push: (credentials, message) => guard((options) => authority.push(credentials, message, options)),
     getStatus: (credentials, requestId) => guard((options) => authority.getStatus(credentials, requestId, options)),
+    fetchEbrcs: (credentials, query) => guard((options) => authority.fetchEbrcs(credentials, query, options)),
   };
 }

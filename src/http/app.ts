@@ -22,6 +22,7 @@ import { registerRateLimit } from './plugins/rate-limit.ts';
 import { listRequestsRoute } from './routes/genebrc/list.ts';
 import { pushIrmRoute } from './routes/genebrc/push-irm.ts';
 import { statusRoute } from './routes/genebrc/status.ts';
+import { ebrcRoutes } from './routes/ebrcs/index.ts';
 import { healthRoutes } from './routes/health.ts';
 import { irmRefreshRoute } from './routes/irm/refresh.ts';
 import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
@@ -135,6 +136,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       pushIrmRoute(scoped, options);
       statusRoute(scoped, options);
       listRequestsRoute(scoped, options);
+      ebrcRoutes(scoped, options);
     },
     { prefix: '/api/v1' },
   );

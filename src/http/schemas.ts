@@ -324,4 +324,48 @@ export const RequestRecordSchema = Type.Object({
   updatedAt: DateTime,
 });
 
-export const SHARED_SCHEMAS = [ProblemSchema, PlatformCustomerSchema, IrmSchema];
+export const EbrcSchema = Type.Object(
+  {
+    ebrcNumber: Type.String({ examples: ['EBRC202611220000000001'] }),
+    ebrcDate: Type.String({ format: 'date', description: 'YYYY-MM-DD' }),
+    irmNumber: Type.String(),
+    sbCumInvoiceNumber: Type.String(),
+    sbCumInvoiceDate: Type.String({ format: 'date', description: 'YYYY-MM-DD' }),
+    realisedValueFCC: Money,
+    currency: Type.String({ description: "The IRM's currency, in which the value was realised" }),
+    iecCode: Type.String(),
+    requestId: Nullable(Type.String(), {
+      description: 'The GenEBRC request of this service that generated it; null when it was generated elsewhere',
+    }),
+    status: Type.String({ description: "The authority's status word (GENERATED while only this service knows of it)" }),
+  },
+  { $id: 'Ebrc' },
+);
+
+export const EbrcListQuery = Type.Object(
+  {
+    ...PageQuery,
+    fromDate: Type.Optional(IsoDate),
+    toDate: Type.Optional(IsoDate),
+    irmNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only eBRCs of this IRM' })),
+    sbCumInvoiceNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only eBRCs of this shipping bill or invoice' })),
+  },
+  { additionalProperties: false },
+);
+
+export const EbrcPageSchema = Type.Object({
+  data: Type.Array(Type.Unsafe(Type.Ref('Ebrc'))),
+  meta: Type.Object({ total: Type.Integer(), page: Type.Integer(), limit: Type.Integer(), totalPages: Type.Integer() }),
+});
+
+export const EbrcParams = Type.Object({
+  id: IdParams.properties.id,
+  ebrcNumber: Type.String({ minLength: 1, maxLength: 50, description: 'The eBRC number' }),
+});
+
+/** A PDF answer, for the OpenAPI document (the body is bytes, not serialised from a schema). */
+export function pdfAnswer(description: string) {
+  return { description, content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } } as unknown as TSchema;
+}
+
+export const SHARED_SCHEMAS = [ProblemSchema, PlatformCustomerSchema, IrmSchema, EbrcSchema];

@@ -13,8 +13,8 @@ import { sleep } from '../support/workflow.ts';
  *   dropped       the authority does the work and answers, but the connection drops on the way back: the caller sees
  *                 a timeout although (for a push) the authority accepted it.
  *
- * Setup calls (credentials, IRM pulls) pass untouched unless `faultSetup` is set; `arm()` and `disarm()` switch the
- * faults on and off.
+ * Setup calls (credentials, IRM pulls) pass untouched unless `faultSetup` is set; eBRC lists draw from the getStatus
+ * rates; `arm()` and `disarm()` switch the faults on and off.
  */
 export type Fault = 'none' | 'unavailable' | 'hang' | 'slow' | 'late' | 'dropped';
 
@@ -117,5 +117,7 @@ export function faultyAuthority(
       }),
     getStatus: (credentials, requestId, callOptions) =>
       faulty(draw('getStatus', options.getStatus), callOptions, (o) => inner.getStatus(credentials, requestId, o)),
+    fetchEbrcs: (credentials, query, callOptions) =>
+      faulty(draw('fetchEbrcs', options.getStatus), callOptions, (o) => inner.fetchEbrcs(credentials, query, o)),
   };
 }

@@ -11,7 +11,8 @@ import { AUTHORITY_ERROR_CODES, isAuthorityErrorCode } from '../protocol/error-c
 import type { AccessTokenRequest, EnvelopedMessages, EnvelopedOperation, OperationName } from '../protocol/messages.ts';
 import { HEADER_NAMES, JSON_CONTENT_TYPE, OPERATION_PATHS } from '../protocol/messages.ts';
 import { sealClientSecret } from '../protocol/token-secret.ts';
-import type { AuthorityEbrc, EbrcQuery, PushOutcome } from './mapping.ts';
+import type { AuthorityEbrc, EbrcQuery } from '../authority.ts';
+import type { PushOutcome } from './mapping.ts';
 import {
   UnreadableAnswer,
   ebrcQueryToWire,

@@ -5,8 +5,10 @@
  * throws UnreadableAnswer naming the field, and nothing of it is used.
  */
 import type {
+  AuthorityEbrc,
   AuthorityErrorDetail,
   AuthorityIrm,
+  EbrcQuery,
   IrmQuery,
   LineResult,
   PushAcknowledgement,
@@ -37,33 +39,6 @@ export class UnreadableAnswer extends Error {
 export type PushOutcome =
   | { kind: 'acknowledged'; acknowledgement: PushAcknowledgement }
   | { kind: 'already_received'; requestId: string };
-
-export type EbrcQuery = {
-  iecCode: string;
-  /** YYYY-MM-DD, inclusive, on ebrcDate. */
-  fromDate?: string | undefined;
-  toDate?: string | undefined;
-  sbCumInvoiceNumber?: string | undefined;
-  /** YYYY-MM-DD */
-  sbCumInvoiceDate?: string | undefined;
-};
-
-/** One eBRC as fetchEBRCDetails reports it. */
-export type AuthorityEbrc = {
-  ebrcNumber: string;
-  /** YYYY-MM-DD */
-  ebrcDate: string;
-  irmNumber: string;
-  sbCumInvoiceNumber: string;
-  /** YYYY-MM-DD */
-  sbCumInvoiceDate: string;
-  /** Exact decimal text, e.g. "94404.25". */
-  realisedValueFCC: string;
-  currency: string;
-  iecCode: string;
-  /** The authority's status word, as it gives it. */
-  status: string;
-};
 
 const CANCELLED_IRM = 'C';
 const ALREADY_RECEIVED_CODE = 'ERR09';

@@ -23,8 +23,10 @@ import { sql } from 'kysely';
 import type {
   Authority,
   AuthorityCredentials,
+  AuthorityEbrc,
   AuthorityErrorDetail,
   AuthorityIrm,
+  EbrcQuery,
   IrmQuery,
   LineResult,
   PushAcknowledgement,
@@ -98,6 +100,9 @@ type SandboxRequestLinesTable = {
   serial_no: number;
   irm_number: string;
   bill_no: string;
+  /** Null on lines stored before migration 0008. */
+  sb_cum_invoice_number: string | null;
+  sb_cum_invoice_date: string | null;
   mapped_amount: string;
   status: ColumnType<LineStatus, LineStatus | undefined, LineStatus>;
   ebrc_number: string | null;
@@ -210,6 +215,39 @@ export function createSandboxAuthority(options: SandboxAuthorityOptions): Author
     return statusAnswer(request, lines);
   }
 
+  async function fetchEbrcs(account: SandboxAccount, query: EbrcQuery): Promise<AuthorityEbrc[]> {
+    if (query.iecCode !== account.iecCode) return [];
+    let select = db
+      .selectFrom('sandbox.request_lines as line')
+      .innerJoin('sandbox.requests as request', 'request.request_id', 'line.request_id')
+      .innerJoin('sandbox.irms as irm', 'irm.irm_number', 'line.irm_number')
+      .select([
+        'line.ebrc_number', 'line.ebrc_date', 'line.irm_number', 'line.sb_cum_invoice_number', 'line.sb_cum_invoice_date',
+        'line.mapped_amount', 'line.status', 'irm.remittance_fcc', 'irm.iec_code',
+      ])
+      .where('request.account_username', '=', account.username)
+      .where('line.status', '=', 'GENERATED')
+      .where('line.sb_cum_invoice_number', 'is not', null)
+      // A generated line has its eBRC number and date (a check of the table); lines stored before migration 0008 have no invoice.
+      .$narrowType<{ ebrc_number: string; ebrc_date: string; sb_cum_invoice_number: string; sb_cum_invoice_date: string }>();
+    if (query.fromDate !== undefined) select = select.where('line.ebrc_date', '>=', query.fromDate);
+    if (query.toDate !== undefined) select = select.where('line.ebrc_date', '<=', query.toDate);
+    if (query.sbCumInvoiceNumber !== undefined) select = select.where('line.sb_cum_invoice_number', '=', query.sbCumInvoiceNumber);
+    if (query.sbCumInvoiceDate !== undefined) select = select.where('line.sb_cum_invoice_date', '=', query.sbCumInvoiceDate);
+    const rows = await select.orderBy('line.ebrc_number').execute();
+    return rows.map((row) => ({
+      ebrcNumber: row.ebrc_number,
+      ebrcDate: row.ebrc_date,
+      irmNumber: row.irm_number,
+      sbCumInvoiceNumber: row.sb_cum_invoice_number,
+      sbCumInvoiceDate: row.sb_cum_invoice_date,
+      realisedValueFCC: row.mapped_amount,
+      currency: row.remittance_fcc,
+      iecCode: row.iec_code,
+      status: row.status,
+    }));
+  }
+
   return {
     checkCredentials: (credentials, callOptions) =>
       abortable(callOptions?.signal, async () => ({ iecCode: (await signIn(credentials)).iecCode })),
@@ -229,6 +267,8 @@ export function createSandboxAuthority(options: SandboxAuthorityOptions): Author
       }),
     getStatus: (credentials, requestId, callOptions) =>
       abortable(callOptions?.signal, async () => requestStatus(await openSession(credentials), requestId)),
+    fetchEbrcs: (credentials, query, callOptions) =>
+      abortable(callOptions?.signal, async () => fetchEbrcs(await openSession(credentials), query)),
   };
 }
 
@@ -473,12 +513,16 @@ async function storeLines(trx: SandboxTransaction, requestId: string, lines: rea
     serial_no: line.serialNo,
     irm_number: line.irmNumber,
     bill_no: line.billNo,
+    sb_cum_invoice_number: line.sbCumInvoiceNumber,
+    sb_cum_invoice_date: line.sbCumInvoiceDate,
     mapped_amount: formatCents(line.mappedIRMAmountFCC),
   })));
+  // Normalised line dates are ddMMyyyy.
   await sql`
-    insert into sandbox.request_lines (request_id, serial_no, irm_number, bill_no, mapped_amount)
-    select ${requestId}, serial_no, irm_number, bill_no, mapped_amount
-    from jsonb_to_recordset(${rows}::jsonb) as line(serial_no integer, irm_number text, bill_no text, mapped_amount numeric)`.execute(trx);
+    insert into sandbox.request_lines (request_id, serial_no, irm_number, bill_no, sb_cum_invoice_number, sb_cum_invoice_date, mapped_amount)
+    select ${requestId}, serial_no, irm_number, bill_no, sb_cum_invoice_number, to_date(sb_cum_invoice_date, 'DDMMYYYY'), mapped_amount
+    from jsonb_to_recordset(${rows}::jsonb) as line(
+      serial_no integer, irm_number text, bill_no text, sb_cum_invoice_number text, sb_cum_invoice_date text, mapped_amount numeric)`.execute(trx);
 }
 
 function findRequest(db: SandboxDb, account: SandboxAccount, requestId: string) {

@@ -33,6 +33,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'Platform customers', description: 'Exporters registered by your platform' },
         { name: 'IRMs', description: 'Inward remittances pulled from the authority' },
         { name: 'eBRC generation', description: 'Push lines, follow their status' },
+        { name: 'eBRCs', description: "A customer's eBRCs, and each one's PDF summary" },
         { name: 'Operations', description: 'Health, readiness and metrics' },
       ],
     },

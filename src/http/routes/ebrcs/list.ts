@@ -1,0 +1,32 @@
+import type { Api, Deps } from '../../app.ts';
+import { listEbrcs } from '../../../services/ebrcs.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { answer, EbrcListQuery, EbrcPageSchema, IdParams, problems } from '../../schemas.ts';
+import { requireDateRange } from '../date-range.ts';
+
+export function listEbrcsRoute(app: Api, deps: Deps): void {
+  app.get(
+    '/platform-customers/:id/ebrcs',
+    {
+      schema: {
+        tags: ['eBRCs'],
+        summary: "List the customer's eBRCs",
+        description:
+          'The eBRCs generated through this service merged with those the authority reports for the customer\'s IEC ' +
+          '(an eBRC appears once; `requestId` is null for one generated elsewhere), newest `ebrcDate` first, then by ' +
+          '`ebrcNumber`. `fromDate` and `toDate` filter `ebrcDate`, inclusive. The authority is asked on every call: ' +
+          'the customer must have validated credentials (409), and when the authority is down or slow the answer is ' +
+          '502 or 504, never a list that may lack eBRCs. eBRCs generated here stay visible meanwhile in the request list ' +
+          'and the status operation.',
+        security: [{ apiKey: [] }],
+        params: IdParams,
+        querystring: EbrcListQuery,
+        response: { 200: answer(EbrcPageSchema, "A page of the customer's eBRCs, newest first, and how many match"), ...problems(404, 409, 422, 502, 504) },
+      },
+    },
+    async (request) => {
+      requireDateRange(request.query);
+      return listEbrcs(deps.context, platformOf(request), request.params.id, request.query);
+    },
+  );
+}
