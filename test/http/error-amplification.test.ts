@@ -93,7 +93,7 @@ describeEachBackend('error amplification', (h) => {
     const gaps = moments.slice(1).map((at, i) => at - moments[i]!);
     // Parsing 4.9 MB of JSON alone holds the event loop for a few hundred milliseconds; validating this body and
     // answering it used to hold it for 4 s more.
-    assert.ok(Math.max(...gaps) < 2_000, `/health went unanswered for ${Math.max(...gaps)} ms (gaps ${gaps.join(', ')} ms)`);
+    assert.ok(Math.max(...gaps) < 3_000, `/health went unanswered for ${Math.max(...gaps)} ms (gaps ${gaps.join(', ')} ms)`);
   });
 
   test('an ordinary body with 150 unknown fields: the first 100 listed, with their hints, and the count of all', async () => {

@@ -80,24 +80,32 @@ export async function postJson(url: string, headers: Record<string, string>, bod
   }
 }
 
-/** Runs `attempt` until it settles for good, retrying transient failures within the scope's deadline. */
+/**
+ * Runs `attempt` until it settles for good, retrying transient failures within the scope's deadline. When the deadline
+ * passes after the authority answered it was unavailable, the call fails as unavailable: that is what it was.
+ */
 export async function withRetries<T>(scope: CallScope, attempt: () => Promise<T>): Promise<T> {
+  let last: TransientFailure | undefined;
+  const gaveUp = (): WireFailure =>
+    last?.reason === 'unavailable'
+      ? new WireFailure('unavailable', scope.operation, `${last.message} Gave up at the deadline.`)
+      : deadlinePassed(scope);
   for (let retry = 1; ; retry++) {
-    let failure: TransientFailure;
     try {
       return await attempt();
     } catch (error) {
+      if (error instanceof WireFailure && error.kind === 'timeout' && scope.signal.aborted) throw gaveUp();
       if (!(error instanceof TransientFailure)) throw error;
-      failure = error;
+      last = error;
     }
-    const pauseMs = failure.retryAfterMs ?? backoffMs(scope.policy, retry);
+    const pauseMs = last.retryAfterMs ?? backoffMs(scope.policy, retry);
     if (Date.now() + pauseMs >= scope.deadlineAt) {
-      throw new WireFailure(failure.reason, scope.operation, `${failure.message} Gave up: no time left for another attempt.`);
+      throw new WireFailure(last.reason, scope.operation, `${last.message} Gave up: no time left for another attempt.`);
     }
     try {
       await sleep(pauseMs, undefined, { signal: scope.signal });
     } catch {
-      throw deadlinePassed(scope);
+      throw gaveUp();
     }
   }
 }
