@@ -44,9 +44,10 @@ import { checkPushRules } from '../../domain/push-rules.ts';
 import type { LineStatus } from '../../domain/request-state.ts';
 import type { UploadTypeCode } from '../../domain/upload-type.ts';
 import { normalizeUploadType } from '../../domain/upload-type.ts';
-import type { SandboxAccount } from './accounts.ts';
-import { OUTAGE_PASSWORD, SANDBOX_PASSWORD, SLOW_PASSWORD, findSandboxAccount } from './accounts.ts';
-import { generateIrms, issuedIrmCount } from './irm-generator.ts';
+// Temporary imports across the boundary, from the sandbox program, until this in-process sandbox is removed.
+import type { SandboxAccount } from '../../../sandbox/accounts.ts';
+import { OUTAGE_PASSWORD, SANDBOX_PASSWORD, SLOW_PASSWORD, findSandboxAccount } from '../../../sandbox/accounts.ts';
+import { generateIrms, issuedIrmCount } from '../../../sandbox/irm-generator.ts';
 
 export const OUTAGE_BILL_NO = 'SANDBOX-OUTAGE';
 export const SLOW_BILL_NO = 'SANDBOX-SLOW';

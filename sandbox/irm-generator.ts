@@ -1,5 +1,4 @@
-import type { AuthorityIrm } from '../authority.ts';
-import { formatCents } from '../../domain/money.ts';
+import { formatCents } from '../src/domain/money.ts';
 
 /** A bank branch that receives remittances: its IFSC (11 characters) and AD code (7 digits). */
 export type Branch = { ifscCode: string; adCode: string };
@@ -26,7 +25,26 @@ export type IrmProfile = {
 
 export type IrmOwner = { username: string; iecCode: string; panNumber: string; irmProfile: IrmProfile };
 
-export type GeneratedIrm = AuthorityIrm & { seq: number };
+/** An IRM as the sandbox keeps it: dates YYYY-MM-DD, amounts as exact decimal text ("94404.25"). */
+export type GeneratedIrm = {
+  /** The IRM's position in its account's stream. */
+  seq: number;
+  irmNumber: string;
+  irmIssueDate: string;
+  ifscCode: string;
+  remittanceAdCode: string;
+  remittanceDate: string;
+  remittanceFCC: string;
+  remittanceFCCAmount: string;
+  ormAmountFCC: string;
+  irmAvailableAmt: string;
+  irmUtilizedAmt: string;
+  iecCode: string;
+  panNumber: string;
+  remitterName: string;
+  remitterCountry: string;
+  purposeOfRemittance: string;
+};
 
 const DAY_MS = 86_400_000;
 const MAX_DAYS_FROM_REMITTANCE_TO_ISSUE = 3;

@@ -1,0 +1,332 @@
+/**
+ * The sandbox authority's HTTP side: the authority's wire protocol (authority-wire.md, authority-protocol.md) as
+ * src/authority/dgft's client speaks it, plus POST /sandbox/issueApiCredentials and GET /health.
+ *
+ * A protocol call passes, in this order (the first that fails answers):
+ *   the IP allow-list (403) → x-api-key, a known key (401 "Unauthorized", the gateway's authorizer) → the rate limit
+ *   of that key's client (429 with Retry-After) → Content-Type and the envelope headers, in their exact case (ERR02)
+ *   → client_id, the key's own (ERR01) → accessToken, live and issued to that client (401) → the account's behaviour
+ *   (expired: ERR01; outage: 503; slow: no answer) → the envelope (ERR03-ERR06) → the operation.
+ * ERRxx answers are `{errorCode, errorMessage}`; the gateway's other answers are `{message}`.
+ *
+ * Values that make a push misbehave on purpose (billNo of any line):
+ *   SANDBOX-OUTAGE  HTTP 503; nothing is stored.
+ *   SANDBOX-SLOW    no answer: the call is held until the caller goes away; nothing is stored.
+ *   SANDBOX-LOST    stored and accepted, then the connection is destroyed before the answer.
+ *   SANDBOX-FAIL    accepted; the line fails at processing (authority.ts).
+ */
+import { isIP } from 'node:net';
+import type { BlockList } from 'node:net';
+import Fastify from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import { ENVELOPE_PROFILES, EnvelopeError, isEnvelopeProfile, openRequest, readEnvelopeHeaders, sealResponse } from '../src/authority/protocol/envelope.ts';
+import type { EnvelopeHeaders, EnvelopeProfile } from '../src/authority/protocol/envelope.ts';
+import { AUTHORITY_ERROR_CODES } from '../src/authority/protocol/error-codes.ts';
+import type { AuthorityErrorCode } from '../src/authority/protocol/error-codes.ts';
+import type { AuthorityErrorBody, EnvelopedOperation } from '../src/authority/protocol/messages.ts';
+import { HEADER_NAMES, JSON_CONTENT_TYPE, OPERATION_PATHS } from '../src/authority/protocol/messages.ts';
+import { checkClientSecret } from '../src/authority/protocol/token-secret.ts';
+import { OUTAGE_PASSWORD, SANDBOX_PASSWORD, SLOW_PASSWORD, findSandboxAccount } from './accounts.ts';
+import type { SandboxAuthority } from './authority.ts';
+import type { CredentialRegistry, SandboxCredentialSet, TokenStore } from './credentials.ts';
+import { createRateLimiter } from './rate-limit.ts';
+import type { SandboxSchema } from './store/schema.ts';
+import { readEbrcFilters, readIrmFilters, readRequestId } from './wire-requests.ts';
+
+export const OUTAGE_BILL_NO = 'SANDBOX-OUTAGE';
+export const SLOW_BILL_NO = 'SANDBOX-SLOW';
+export const LOST_BILL_NO = 'SANDBOX-LOST';
+
+// A 999-line push, base64 twice over, is above Fastify's default 1 MiB.
+const BODY_LIMIT = 16 * 1024 * 1024;
+const IPV4_MAPPED_PREFIX = '::ffff:';
+
+export type SandboxServerOptions = {
+  db: Kysely<SandboxSchema>;
+  authority: SandboxAuthority;
+  credentials: CredentialRegistry;
+  tokens: TokenStore;
+  allowedIps: BlockList | null;
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
+  logger: FastifyBaseLogger;
+  now: () => Date;
+};
+
+/** What an operation makes of a call: an answer to seal, or one of the push's deliberate faults. */
+type Outcome =
+  | { kind: 'answer'; message: object }
+  | { kind: 'outage' }
+  | { kind: 'hang' }
+  | { kind: 'lose' };
+
+type Operation = (set: SandboxCredentialSet, message: Record<string, unknown>, log: FastifyBaseLogger) => Promise<Outcome>;
+
+export function buildSandboxServer(options: SandboxServerOptions): FastifyInstance {
+  const { authority, credentials, tokens, now } = options;
+  const rateLimiter = createRateLimiter({ ratePerSecond: options.rateLimitPerSecond, burst: options.rateLimitBurst });
+
+  const app = Fastify({
+    loggerInstance: options.logger,
+    bodyLimit: BODY_LIMIT,
+    // Every connection is closed at once, the calls held on purpose included: waiting for idle keep-alive
+    // connections to drain can take Fastify's whole keep-alive timeout (72 s) once a caller has given up on a held call.
+    forceCloseConnections: true,
+  });
+  // The work of calls whose connection was closed goes on; close() waits for it before the storage is closed.
+  const handlersRunning = new Set<Promise<unknown>>();
+  app.addHook('onClose', async () => {
+    await Promise.allSettled(handlersRunning);
+  });
+  const post = (path: string, handler: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>): void => {
+    app.post(path, (request, reply) => {
+      const running = handler(request, reply);
+      handlersRunning.add(running);
+      const settle = () => handlersRunning.delete(running);
+      running.then(settle, settle);
+      return running;
+    });
+  };
+  // Every body is kept as it came: the envelope is opened from the raw text, and Content-Type is checked by hand.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ message: 'Not Found' }));
+  app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status >= 500) request.log.error({ err: error }, 'the sandbox failed to answer a call');
+    return reply.code(status).send({ message: status >= 500 ? 'Internal Server Error' : error.message });
+  });
+
+  /** The gateway's checks; the caller's credential set when they pass, else null with the refusal sent. */
+  function admit(request: FastifyRequest, reply: FastifyReply): SandboxCredentialSet | null {
+    const ip = callerIp(request);
+    if (options.allowedIps !== null && !options.allowedIps.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4')) {
+      request.log.warn({ ip }, 'refused a caller outside SANDBOX_ALLOWED_IPS');
+      void reply.code(403).send({ message: `Forbidden: ${ip} is not whitelisted.` });
+      return null;
+    }
+    const apiKey = exactHeaders(request).get(HEADER_NAMES.apiKey);
+    const set = apiKey === undefined ? undefined : credentials.byApiKey(apiKey);
+    if (set === undefined) {
+      void reply.code(401).send({ message: 'Unauthorized' });
+      return null;
+    }
+    const retryAfterSeconds = rateLimiter.take(set.clientId);
+    if (retryAfterSeconds !== null) {
+      void reply.code(429).header('Retry-After', String(retryAfterSeconds)).send({ message: 'Too Many Requests' });
+      return null;
+    }
+    return set;
+  }
+
+  post(OPERATION_PATHS.getAccessToken, async (request, reply) => {
+    const set = admit(request, reply);
+    if (set === null) return reply;
+    try {
+      requireJsonContentType(request);
+    } catch (error) {
+      return sendEnvelopeError(reply, error);
+    }
+    const body = parseJsonObject(bodyText(request));
+    if (body === null || typeof body.client_id !== 'string' || typeof body.client_secret !== 'string') {
+      return sendError(reply, 'ERR03', 'The body must be a JSON object with the strings client_id and client_secret.');
+    }
+    if (body.client_id !== set.clientId || !(await checkClientSecret(body.client_secret, set.clientSecret))) {
+      return sendError(reply, 'ERR01', 'The client id or client secret is wrong.');
+    }
+    if (set.account.behaviour === 'credentials_expired') return sendError(reply, 'ERR01', expiredMessage(set));
+    return reply.send(await tokens.issue(set, now()));
+  });
+
+  const operations: Record<EnvelopedOperation, Operation> = {
+    fetchIRMDetails: async (set, message) =>
+      ({ kind: 'answer', message: await authority.fetchIrms(set.account, readIrmFilters(message)) }),
+    pushIRMToGenEBRC: async (set, message, log) => {
+      const lines: unknown[] = Array.isArray(message.ebrcBulkGenDtos) ? message.ebrcBulkGenDtos : [];
+      const billNos = new Set(lines.map((line) => (line as { billNo?: unknown } | null)?.billNo));
+      if (billNos.has(OUTAGE_BILL_NO)) return { kind: 'outage' };
+      if (billNos.has(SLOW_BILL_NO)) return { kind: 'hang' };
+      const acknowledgement = await authority.receivePush(set.account, message);
+      log.info(
+        { requestId: acknowledgement.requestId, ackStatus: acknowledgement.ackStatus, codes: acknowledgement.errorDetails.map((detail) => detail.code) },
+        'push received',
+      );
+      if (acknowledgement.ackStatus === 'Validated' && billNos.has(LOST_BILL_NO)) return { kind: 'lose' };
+      return { kind: 'answer', message: acknowledgement };
+    },
+    getRequestStatus: async (set, message) =>
+      ({ kind: 'answer', message: await authority.requestStatus(set.account, readRequestId(message)) }),
+    fetchEBRCDetails: async (set, message) =>
+      ({ kind: 'answer', message: await authority.fetchEbrcs(set.account, readEbrcFilters(message)) }),
+  };
+
+  for (const operation of Object.keys(operations) as EnvelopedOperation[]) {
+    post(OPERATION_PATHS[operation], async (request, reply) => {
+      const set = admit(request, reply);
+      if (set === null) return reply;
+      const profile = credentials.profileOf(set);
+      let headers: EnvelopeHeaders;
+      try {
+        requireJsonContentType(request);
+        headers = readExactEnvelopeHeaders(request);
+      } catch (error) {
+        return sendEnvelopeError(reply, error);
+      }
+      if (headers.clientId !== set.clientId) return sendError(reply, 'ERR01', 'client_id is not the client of this x-api-key.');
+      if (!(await tokens.isValid(headers.accessToken, set.clientId, now()))) {
+        return reply.code(401).send({ message: 'The access token is not valid for this client, or has expired.' });
+      }
+      if (set.account.behaviour === 'credentials_expired') return sendError(reply, 'ERR01', expiredMessage(set));
+      if (set.account.behaviour === 'outage') return unavailable(reply);
+      if (set.account.behaviour === 'slow') return hold(request, reply);
+
+      try {
+        const opened = await openRequest({
+          rawBody: bodyText(request),
+          secretVal: headers.secretVal,
+          profile,
+          authorityPrivateKey: credentials.authorityPrivateKey,
+          userPublicKey: set.userPublicKey,
+        });
+        const outcome = await operations[operation](set, opened.message, request.log);
+        if (outcome.kind === 'outage') return unavailable(reply);
+        if (outcome.kind === 'hang') return hold(request, reply);
+        if (outcome.kind === 'lose') return lose(request, reply);
+        return reply.send(await sealResponse(outcome.message, { profile, secret: opened.secret, authorityPrivateKey: credentials.authorityPrivateKey }));
+      } catch (error) {
+        return sendEnvelopeError(reply, error, profile);
+      }
+    });
+  }
+
+  post('/sandbox/issueApiCredentials', async (request, reply) => {
+    const body = parseJsonObject(bodyText(request));
+    if (body === null || typeof body.username !== 'string' || typeof body.password !== 'string') {
+      return reply.code(400).send({ error: 'invalid_request', message: 'The body must be a JSON object with the strings username and password.' });
+    }
+    const requestedProfile = body.envelopeProfile ?? null;
+    if (requestedProfile !== null && !isEnvelopeProfile(requestedProfile)) {
+      return reply.code(400).send({ error: 'invalid_request', message: `envelopeProfile must be one of ${ENVELOPE_PROFILES.join(', ')}.` });
+    }
+    if (body.password === OUTAGE_PASSWORD) return reply.code(502).send({ error: 'unavailable', message: 'The authority is unavailable.' });
+    if (body.password === SLOW_PASSWORD) return hold(request, reply);
+    const account = findSandboxAccount(body.username);
+    const set = account === undefined ? undefined : credentials.byUsername(account.username);
+    if (set === undefined || body.password !== SANDBOX_PASSWORD) {
+      return reply.code(401).send({ error: 'credentials_invalid', message: 'Unknown username or wrong password.' });
+    }
+    if (set.account.behaviour === 'credentials_expired') {
+      return reply.code(401).send({ error: 'credentials_expired', message: expiredMessage(set) });
+    }
+    if (isEnvelopeProfile(requestedProfile)) await credentials.issueForProfile(set, requestedProfile);
+    request.log.info({ username: set.account.username, envelopeProfile: credentials.profileOf(set) }, 'API credential set issued');
+    return reply.send(credentials.credentialFile(set));
+  });
+
+  app.get('/health', async (request, reply) => {
+    try {
+      await sql`select 1`.execute(options.db);
+      return reply.send({ status: 'ok' });
+    } catch (error) {
+      request.log.error({ err: error }, 'the health check cannot reach the database');
+      return reply.code(503).send({ status: 'unavailable' });
+    }
+  });
+
+  return app;
+}
+
+/** The caller's address as the allow-list compares it: an IPv4 caller of an IPv6 socket as plain IPv4. */
+function callerIp(request: FastifyRequest): string {
+  const address = request.socket.remoteAddress ?? '';
+  return address.startsWith(IPV4_MAPPED_PREFIX) && isIP(address.slice(IPV4_MAPPED_PREFIX.length)) === 4
+    ? address.slice(IPV4_MAPPED_PREFIX.length)
+    : address;
+}
+
+/** The headers under the names exactly as they came (Node lower-cases request.headers). */
+function exactHeaders(request: FastifyRequest): Map<string, string> {
+  const raw = request.raw.rawHeaders;
+  const headers = new Map<string, string>();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] ?? '';
+    if (!headers.has(name)) headers.set(name, raw[i + 1] ?? '');
+  }
+  return headers;
+}
+
+/** ERR02 naming the header when it came in another case than the authority reads. */
+function requireExactCase(request: FastifyRequest, name: string): string | undefined {
+  const value = exactHeaders(request).get(name);
+  if (value !== undefined) return value;
+  const sentAs = request.raw.rawHeaders.find((candidate, index) => index % 2 === 0 && candidate.toLowerCase() === name.toLowerCase());
+  if (sentAs !== undefined) {
+    throw new EnvelopeError('ERR02', `The header ${name} came as ${sentAs}; the authority reads header names in their exact case.`);
+  }
+  return undefined;
+}
+
+function requireJsonContentType(request: FastifyRequest): void {
+  const contentType = requireExactCase(request, HEADER_NAMES.contentType);
+  if (contentType?.split(';')[0]?.trim().toLowerCase() !== JSON_CONTENT_TYPE) {
+    throw new EnvelopeError('ERR02', `The header ${HEADER_NAMES.contentType}: ${JSON_CONTENT_TYPE} is missing.`);
+  }
+}
+
+function readExactEnvelopeHeaders(request: FastifyRequest): EnvelopeHeaders {
+  const names = [HEADER_NAMES.accessToken, HEADER_NAMES.clientId, HEADER_NAMES.secretVal, HEADER_NAMES.messageId];
+  // readEnvelopeHeaders looks names up lower-cased, as Node gives them; only the exact-case ones are handed over.
+  return readEnvelopeHeaders(Object.fromEntries(names.map((name) => [name.toLowerCase(), requireExactCase(request, name)])));
+}
+
+function bodyText(request: FastifyRequest): string {
+  return typeof request.body === 'string' ? request.body : '';
+}
+
+function parseJsonObject(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function expiredMessage(set: SandboxCredentialSet): string {
+  return `The API credentials of ${set.account.username} have expired; the exporter must renew them at the authority.`;
+}
+
+function sendError(reply: FastifyReply, code: AuthorityErrorCode, errorMessage: string): FastifyReply {
+  const body: AuthorityErrorBody = { errorCode: code, errorMessage };
+  return reply.code(AUTHORITY_ERROR_CODES[code].httpStatus ?? 400).send(body);
+}
+
+function sendEnvelopeError(reply: FastifyReply, error: unknown, profile?: EnvelopeProfile): FastifyReply {
+  if (!(error instanceof EnvelopeError)) throw error;
+  const message = profile === undefined || (error.code !== 'ERR05' && error.code !== 'ERR06')
+    ? error.message
+    : `${error.message} (this credential set speaks envelope profile ${profile})`;
+  return sendError(reply, error.code, message);
+}
+
+/** Never answers: the call is held until the caller goes away (or the sandbox closes). */
+function hold(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.hijack();
+  request.log.info('holding a call without answer, on purpose');
+  reply.raw.on('close', () => request.log.info('a held call ended'));
+  return reply;
+}
+
+function unavailable(reply: FastifyReply): FastifyReply {
+  return reply.code(503).send({ message: 'Service Unavailable' });
+}
+
+/** The answer is lost on the way back: the connection is destroyed after the work is done. */
+function lose(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.hijack();
+  request.log.info('destroying the connection instead of answering, on purpose');
+  request.raw.socket.destroy();
+  return reply;
+}

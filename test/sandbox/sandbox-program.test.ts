@@ -1,0 +1,497 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AuthorityIrm, PushMessage, RequestStatusAnswer } from '../../src/authority/authority.ts';
+import { createDgftClient } from '../../src/authority/dgft/dgft-client.ts';
+import type { DgftClient } from '../../src/authority/dgft/dgft-client.ts';
+import { WireFailure } from '../../src/authority/dgft/wire-failure.ts';
+import type { WireFailureKind } from '../../src/authority/dgft/wire-failure.ts';
+import type { CredentialSet } from '../../src/authority/protocol/credentials.ts';
+import { credentialSetToText } from '../../src/authority/protocol/credentials.ts';
+import { sealRequest } from '../../src/authority/protocol/envelope.ts';
+import { OPERATION_PATHS } from '../../src/authority/protocol/messages.ts';
+import { parseIsoDate, toDdMMyyyy } from '../../src/domain/dates.ts';
+import { centsToNumber, formatCents, parseDecimalString } from '../../src/domain/money.ts';
+import { BANNED_PURPOSE_CODES } from '../../src/domain/purpose-codes.ts';
+import { SANDBOX_ACCOUNTS, findSandboxAccount } from '../../sandbox/accounts.ts';
+import type { SandboxAccount } from '../../sandbox/accounts.ts';
+import { readAllowList } from '../../sandbox/config.ts';
+import { generateIrms, issuedIrmCount } from '../../sandbox/irm-generator.ts';
+import type { SandboxProgram } from '../../sandbox/program.ts';
+import type { ScratchStorage } from './support.ts';
+import { PASSWORD, backends, issueCredentials, postJson, sandboxConfig, scratchStorage, startQuietSandbox } from './support.ts';
+
+const PROCESSING_DELAY_MS = 800;
+const FAST_RETRIES = { deadlineMs: 5_000, attemptTimeoutMs: 2_000, firstBackoffMs: 50, maxBackoffMs: 200 };
+// For calls that are meant to meet an outage or no answer at all.
+const SHORT_RETRIES = { deadlineMs: 1_200, attemptTimeoutMs: 1_000, firstBackoffMs: 50, maxBackoffMs: 100 };
+const DAY_MS = 86_400_000;
+
+function account(username: string): SandboxAccount {
+  const found = findSandboxAccount(username);
+  assert.ok(found, username);
+  return found;
+}
+
+const DEMO_IEC = account('demo.exporter').iecCode;
+
+function ddMMyyyy(iso: string): string {
+  const date = parseIsoDate(iso);
+  assert.ok(date, iso);
+  return toDdMMyyyy(date);
+}
+
+function amount(decimal: string): number {
+  return centsToNumber(parseDecimalString(decimal));
+}
+
+/** A fraction of an amount, in whole cents. */
+function share(decimal: string, numerator: bigint, denominator: bigint): string {
+  return formatCents((parseDecimalString(decimal) * numerator) / denominator);
+}
+
+const OPTIONAL_LINE_FIELDS = [
+  'commissionValDeduct', 'commissionValInfo', 'discountValDeduct', 'discountValInfo', 'insuranceValDeduct',
+  'insuranceValInfo', 'otherDeductionDeduct', 'otherdeductionsInfo', 'freightValDeduct', 'freightValInfo', 'sacCode1',
+  'sacCode2', 'serviceTypeModesValue', 'isGstAvail', 'gstinInvoiceNumber', 'gstinInvoiceDate',
+];
+
+type LineOptions = { serialNo: number; mapped: string; billNo?: string; remit?: string; irmNumber?: string; invoice?: string };
+
+function lineFor(irm: AuthorityIrm, options: LineOptions): Record<string, unknown> {
+  return {
+    serialNo: options.serialNo,
+    uploadType: 101,
+    branchSlNo: 0,
+    irmIfscCode: irm.ifscCode,
+    irmAdCode: irm.remittanceAdCode,
+    irmNumber: options.irmNumber ?? irm.irmNumber,
+    irmDt: ddMMyyyy(irm.irmIssueDate),
+    irmFCC: irm.remittanceFCC,
+    irmPurposeCode: irm.purposeOfRemittance,
+    irmRemitAmtFCC: amount(options.remit ?? irm.irmAvailableAmt),
+    sbCumInvoiceNumber: options.invoice ?? String(100_000 + options.serialNo),
+    sbCumInvoiceDate: ddMMyyyy(irm.irmIssueDate),
+    portCode: 'INDEL4',
+    billNo: options.billNo ?? `BILL${options.serialNo}`,
+    sbCumInvoiceFCC: irm.remittanceFCC,
+    sbCumInvoiceValueinFCC: amount(options.mapped),
+    mappedIRMAmountFCC: amount(options.mapped),
+    isVostro: null,
+    vostroType: null,
+    mappedORMAmountFCC: null,
+    isThirdPartyExport: null,
+    // Every optional field, as the service sends them (domain/push-line.ts, lineToWire).
+    ...Object.fromEntries(OPTIONAL_LINE_FIELDS.map((field) => [field, null])),
+  };
+}
+
+function pushMessage(lines: Record<string, unknown>[], changes: Partial<PushMessage> = {}): PushMessage {
+  return {
+    iecNumber: DEMO_IEC,
+    requestId: `sbx-${randomUUID()}`,
+    recordResCount: lines.length,
+    uploadType: '101',
+    decalarationFlag: 'Y',
+    ebrcBulkGenDtos: lines,
+    ...changes,
+  };
+}
+
+async function failsWith(promise: Promise<unknown>, kind: WireFailureKind): Promise<WireFailure> {
+  let failure: WireFailure | undefined;
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof WireFailure, String(error));
+    assert.equal(error.kind, kind, error.message);
+    failure = error;
+    return true;
+  });
+  assert.ok(failure);
+  return failure;
+}
+
+/** A random seven-digit shipping bill number, so one eBRC can be found by it. */
+function invoiceNumber(): string {
+  return String(1_000_000 + Math.floor(Math.random() * 9_000_000));
+}
+
+for (const backend of backends()) {
+  describe(`the sandbox authority program (${backend})`, () => {
+    let storage: ScratchStorage;
+    let program: SandboxProgram;
+    let client: DgftClient;
+    let demo: CredentialSet;
+    // Untouched demo IRMs; each test takes its own.
+    let freshIrms: AuthorityIrm[];
+    // What the tests leave behind, for the checks after a restart.
+    const generatedEbrcs: string[] = [];
+    let tokenBeforeRestarts = '';
+
+    const restart = async (changes: Parameters<typeof sandboxConfig>[1] = {}, now?: () => Date): Promise<void> => {
+      await program.close();
+      program = await startQuietSandbox(sandboxConfig(storage, { processingDelayMs: PROCESSING_DELAY_MS, ...changes }), now);
+      client = createDgftClient({ baseUrl: program.url, retry: FAST_RETRIES });
+    };
+    const takeIrm = (): AuthorityIrm => {
+      const irm = freshIrms.pop();
+      assert.ok(irm, 'out of fresh demo IRMs');
+      return irm;
+    };
+    const currentIrm = async (irmNumber: string): Promise<AuthorityIrm> => {
+      const [irm] = await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, irmNumber });
+      assert.ok(irm, irmNumber);
+      return irm;
+    };
+    const pushAccepted = async (message: PushMessage): Promise<void> => {
+      const outcome = await client.pushIrmToGenEbrc(demo, message);
+      assert.equal(outcome.kind, 'acknowledged');
+      assert.equal(outcome.kind === 'acknowledged' && outcome.acknowledgement.ackStatus, 'Validated');
+    };
+    /** A getRequestStatus call made by hand, with these headers besides x-api-key and Content-Type. */
+    const statusCallByHand = async (headers: (sealed: { secretVal: string }) => Record<string, string>) => {
+      const sealed = await sealRequest({ requestId: 'any' }, { profile: 'spec-sha256', authorityPublicKey: demo.authorityPublicKey, userPrivateKey: demo.userPrivateKey });
+      return postJson(`${program.url}${OPERATION_PATHS.getRequestStatus}`, sealed.body, { 'x-api-key': demo.apiKey, ...headers(sealed) });
+    };
+    const exactHeaders = (accessToken: string) => (sealed: { secretVal: string }) =>
+      ({ accessToken, client_id: demo.clientId, secretVal: sealed.secretVal, messageID: randomUUID() });
+    const processed = async (requestId: string): Promise<RequestStatusAnswer> => {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const status = await client.getRequestStatus(demo, requestId);
+        assert.ok(status, requestId);
+        if (status.processingStatus !== 'Pending') return status;
+        await sleep(100);
+      }
+      assert.fail(`${requestId} was not processed`);
+    };
+
+    before(async () => {
+      storage = await scratchStorage(backend);
+      program = await startQuietSandbox(sandboxConfig(storage, { processingDelayMs: PROCESSING_DELAY_MS }));
+      client = createDgftClient({ baseUrl: program.url, retry: FAST_RETRIES });
+      demo = await issueCredentials(program.url, 'demo.exporter');
+      const irms = await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC });
+      freshIrms = irms.filter((irm) =>
+        irm.irmAvailableAmt === irm.remittanceFCCAmount && !BANNED_PURPOSE_CODES.has(irm.purposeOfRemittance));
+    });
+
+    after(async () => {
+      await program?.close();
+      await storage?.drop();
+    });
+
+    test('issueApiCredentials gives each account its set in the authority\'s file format, or the documented failures', async () => {
+      const issue = (body: object, signal?: AbortSignal) =>
+        fetch(`${program.url}/sandbox/issueApiCredentials`, {
+          method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), ...(signal ? { signal } : {}),
+        });
+      const sets = new Map<string, Record<string, unknown>>();
+      for (const owner of SANDBOX_ACCOUNTS.filter((candidate) => candidate.behaviour !== 'credentials_expired')) {
+        const answer = await issue({ username: owner.username, password: PASSWORD });
+        assert.equal(answer.status, 200, owner.username);
+        const file = await answer.json() as Record<string, unknown>;
+        assert.deepEqual(Object.keys(file).sort(),
+          ['client_Id', 'client_secret', 'dgftpublicKey', 'envelopeProfile', 'iecCode', 'userprivateKey', 'x-Api-Key']);
+        assert.equal(file.iecCode, owner.iecCode);
+        assert.equal(file.envelopeProfile, 'spec-sha256');
+        sets.set(owner.username, file);
+      }
+      assert.equal(new Set([...sets.values()].map((file) => file.client_Id)).size, sets.size);
+      assert.equal(new Set([...sets.values()].map((file) => file.dgftpublicKey)).size, 1, 'one authority key for the whole sandbox');
+      assert.deepEqual(await (await issue({ username: 'demo.exporter', password: PASSWORD })).json(), sets.get('demo.exporter'));
+
+      const refused = async (body: object, status: number, error: string) => {
+        const answer = await issue(body);
+        assert.equal(answer.status, status, JSON.stringify(body));
+        const said = await answer.json() as { error: string; message: string };
+        assert.equal(said.error, error);
+        return said.message;
+      };
+      await refused({ username: 'demo.exporter', password: 'sandbox@123' }, 401, 'credentials_invalid');
+      await refused({ username: 'nobody.exporter', password: PASSWORD }, 401, 'credentials_invalid');
+      assert.match(await refused({ username: 'expired.exporter', password: PASSWORD }, 401, 'credentials_expired'), /expired/);
+      await refused({ username: 'demo.exporter', password: 'Outage@502' }, 502, 'unavailable');
+      await refused({ username: 'demo.exporter' }, 400, 'invalid_request');
+      await assert.rejects(issue({ username: 'demo.exporter', password: 'Slow@504' }, AbortSignal.timeout(300)), { name: 'TimeoutError' });
+    });
+
+    test('a token for the set; a wrong client secret or API key is refused', async () => {
+      assert.ok((await client.getAccessToken(demo)).length >= 32);
+      const wrongSecret = await failsWith(client.getAccessToken({ ...demo, clientSecret: `${demo.clientSecret}x` }), 'credentials_invalid');
+      assert.equal(wrongSecret.authorityCode, 'ERR01');
+      const withoutKey = await postJson(`${program.url}${OPERATION_PATHS.getAccessToken}`, { client_id: demo.clientId, client_secret: 'x' });
+      assert.equal(withoutKey.status, 401);
+      assert.deepEqual(withoutKey.body, { message: 'Unauthorized' });
+    });
+
+    test('IRMs are the account\'s deterministic stream, with its filters', async () => {
+      const demoAccount = account('demo.exporter');
+      const fetched = await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC });
+      const expected = generateIrms(demoAccount, 0, issuedIrmCount(demoAccount.irmProfile, new Date()));
+      assert.ok(fetched.length > 1_000, `demo has ${fetched.length} IRMs`);
+      assert.deepEqual(
+        fetched.map((irm) => [irm.irmNumber, irm.irmIssueDate, irm.remittanceDate, irm.remittanceFCCAmount, irm.purposeOfRemittance, irm.ifscCode]),
+        expected.map((irm) => [irm.irmNumber, irm.irmIssueDate, irm.remittanceDate, irm.remittanceFCCAmount, irm.purposeOfRemittance, irm.ifscCode]));
+
+      const sample = fetched[100];
+      assert.ok(sample);
+      assert.deepEqual(await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, irmNumber: sample.irmNumber }), [sample]);
+      const inRange = await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, fromDate: '2025-06-01', toDate: '2025-06-03' });
+      assert.equal(inRange.length, 9);
+      assert.deepEqual(inRange, fetched.filter((irm) => irm.irmIssueDate >= '2025-06-01' && irm.irmIssueDate <= '2025-06-03'));
+      assert.deepEqual(await client.fetchIrmDetails(demo, { iecCode: 'OTHER00000' }), []);
+    });
+
+    test('a push is acknowledged at once with its amounts reserved, and processed after the delay into unique eBRC numbers', async () => {
+      const first = takeIrm();
+      const second = takeIrm();
+      const firstMapped = share(first.irmAvailableAmt, 1n, 2n);
+      const message = pushMessage([
+        lineFor(first, { serialNo: 1, mapped: firstMapped }),
+        lineFor(second, { serialNo: 2, mapped: second.irmAvailableAmt }),
+      ]);
+      const outcome = await client.pushIrmToGenEbrc(demo, message);
+      assert.equal(outcome.kind, 'acknowledged');
+      const ack = outcome.kind === 'acknowledged' ? outcome.acknowledgement : assert.fail();
+      assert.equal(ack.ackStatus, 'Validated');
+      assert.match(ack.ackId ?? '', /^ACK-/);
+      assert.deepEqual(ack.errorDetails, []);
+      assert.equal(ack.recordResCount, 2);
+      assert.equal((await currentIrm(first.irmNumber)).irmUtilizedAmt, firstMapped);
+      assert.equal((await currentIrm(second.irmNumber)).irmAvailableAmt, '0.00');
+
+      const pending = await client.getRequestStatus(demo, message.requestId);
+      assert.equal(pending?.processingStatus, 'Pending');
+      assert.deepEqual(pending?.records.map((record) => record.status), ['PENDING', 'PENDING']);
+
+      const status = await processed(message.requestId);
+      assert.equal(status.processingStatus, 'Processed');
+      assert.equal(status.ackId, ack.ackId);
+      assert.equal(status.recordProCount, 2);
+      assert.equal(status.recordFailCount, 0);
+      const today = new Date().toISOString().slice(0, 10);
+      for (const record of status.records) {
+        assert.equal(record.status, 'GENERATED');
+        assert.match(record.ebrcNumber ?? '', new RegExp(`^EBRC${today.replaceAll('-', '')}\\d{10}$`));
+        assert.equal(record.ebrcDate, today);
+        generatedEbrcs.push(record.ebrcNumber ?? '');
+      }
+      assert.equal(new Set(status.records.map((record) => record.ebrcNumber)).size, 2);
+    });
+
+    test('SANDBOX-FAIL: the line fails at processing (ERR40) and its amount goes back, without anyone asking', async () => {
+      const irm = takeIrm();
+      const generatedShare = share(irm.irmAvailableAmt, 1n, 4n);
+      const failedShare = share(irm.irmAvailableAmt, 1n, 2n);
+      const message = pushMessage([
+        lineFor(irm, { serialNo: 1, mapped: generatedShare }),
+        lineFor(irm, { serialNo: 2, mapped: failedShare, billNo: 'SANDBOX-FAIL' }),
+      ]);
+      await pushAccepted(message);
+      assert.equal((await currentIrm(irm.irmNumber)).irmUtilizedAmt,
+        formatCents(parseDecimalString(generatedShare) + parseDecimalString(failedShare)));
+
+      // fetchIRMDetails processes nothing: the balance moves back by the program's own processing.
+      let released = false;
+      for (let attempt = 0; attempt < 40 && !released; attempt++) {
+        await sleep(100);
+        released = (await currentIrm(irm.irmNumber)).irmUtilizedAmt === generatedShare;
+      }
+      assert.ok(released, 'the failed line\'s amount was given back');
+
+      const status = await processed(message.requestId);
+      assert.equal(status.processingStatus, 'Processed');
+      assert.equal(status.recordProCount, 1);
+      assert.equal(status.recordFailCount, 1);
+      const failed = status.records.find((record) => record.serialNo === 2);
+      assert.equal(failed?.status, 'FAILED');
+      assert.equal(failed?.ebrcNumber, null);
+      assert.deepEqual(failed?.errorDetails.map((detail) => [detail.serialNo, detail.code]), [[2, 'ERR40']]);
+      generatedEbrcs.push(status.records.find((record) => record.serialNo === 1)?.ebrcNumber ?? '');
+    });
+
+    test('rule violations are a Failed acknowledgement with their codes, and a reused requestId is ERR09', async () => {
+      const irm = takeIrm();
+      const half = share(irm.irmAvailableAmt, 1n, 2n);
+      const refusalCodes = async (message: PushMessage): Promise<string[]> => {
+        const outcome = await client.pushIrmToGenEbrc(demo, message);
+        assert.equal(outcome.kind, 'acknowledged');
+        const ack = outcome.kind === 'acknowledged' ? outcome.acknowledgement : assert.fail();
+        assert.equal(ack.ackStatus, 'Failed');
+        assert.equal(ack.ackId, null);
+        return ack.errorDetails.map((detail) => detail.code);
+      };
+
+      const unknownIrm = pushMessage([lineFor(irm, { serialNo: 1, mapped: half, irmNumber: 'NOSUCHIRM0001' })]);
+      assert.deepEqual(await refusalCodes(unknownIrm), ['ERR18']);
+      const refusedStatus = await client.getRequestStatus(demo, unknownIrm.requestId);
+      assert.equal(refusedStatus?.ackStatus, 'Failed');
+      assert.equal(refusedStatus?.processingStatus, 'Errored');
+      assert.deepEqual(refusedStatus?.errorDetails.map((detail) => detail.code), ['ERR18']);
+
+      assert.deepEqual(await refusalCodes(pushMessage([lineFor(irm, { serialNo: 1, mapped: '1.00', remit: share(irm.irmAvailableAmt, 1n, 3n) })])), ['ERR23']);
+      assert.deepEqual(await refusalCodes(pushMessage([lineFor(irm, { serialNo: 1, mapped: half })], { recordResCount: 2 })), ['ERR08']);
+      assert.deepEqual(await refusalCodes(pushMessage([lineFor(irm, { serialNo: 1, mapped: half })], { decalarationFlag: 'N' })), ['ERR37']);
+
+      const accepted = pushMessage([lineFor(irm, { serialNo: 1, mapped: half })]);
+      await pushAccepted(accepted);
+      const current = await currentIrm(irm.irmNumber);
+      const reused = await client.pushIrmToGenEbrc(demo, pushMessage([lineFor(current, { serialNo: 1, mapped: '1.00' })], { requestId: accepted.requestId }));
+      assert.deepEqual(reused, { kind: 'already_received', requestId: accepted.requestId });
+      assert.equal((await currentIrm(irm.irmNumber)).irmUtilizedAmt, half, 'refusals reserve nothing');
+    });
+
+    test('concurrent pushes against one IRM never map more than it holds', async () => {
+      const irm = takeIrm();
+      const third = share(irm.irmAvailableAmt, 1n, 3n);
+      const outcomes = await Promise.all(Array.from({ length: 8 }, () =>
+        client.pushIrmToGenEbrc(demo, pushMessage([lineFor(irm, { serialNo: 1, mapped: third })]))));
+      const acks = outcomes.map((outcome) => (outcome.kind === 'acknowledged' ? outcome.acknowledgement : assert.fail()));
+      assert.equal(acks.filter((ack) => ack.ackStatus === 'Validated').length, 1);
+      for (const ack of acks.filter((candidate) => candidate.ackStatus === 'Failed')) {
+        assert.ok(ack.errorDetails.every((detail) => detail.code === 'ERR23'), JSON.stringify(ack.errorDetails));
+      }
+      const after = await currentIrm(irm.irmNumber);
+      assert.equal(after.irmUtilizedAmt, third);
+    });
+
+    test('a push of 999 lines, a body of more than 1 MiB, is accepted', async () => {
+      const irm = takeIrm();
+      const lines = Array.from({ length: 999 }, (_, index) => lineFor(irm, { serialNo: index + 1, mapped: '0.01', invoice: String(index + 1) }));
+      const message = pushMessage(lines);
+      // The envelope's data is base64 of the encryption of the message's base64 text.
+      assert.ok(JSON.stringify(message).length * (4 / 3) ** 2 > 1024 * 1024);
+      await pushAccepted(message);
+      assert.equal((await currentIrm(irm.irmNumber)).irmUtilizedAmt, '9.99');
+    });
+
+    test('fetchEBRCDetails lists the generated eBRCs, with its filters', async () => {
+      const irm = takeIrm();
+      const invoice = invoiceNumber();
+      const message = pushMessage([lineFor(irm, { serialNo: 1, mapped: irm.irmAvailableAmt, invoice })]);
+      await pushAccepted(message);
+      await sleep(PROCESSING_DELAY_MS);
+
+      // Due pushes are processed before the list is made, so the new one is on it.
+      const all = await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC });
+      for (const ebrcNumber of generatedEbrcs) assert.ok(all.some((ebrc) => ebrc.ebrcNumber === ebrcNumber), ebrcNumber);
+      const [byInvoice, ...others] = await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC, sbCumInvoiceNumber: invoice });
+      assert.equal(others.length, 0);
+      assert.ok(byInvoice);
+      assert.deepEqual({ ...byInvoice, ebrcNumber: '' }, {
+        ebrcNumber: '',
+        ebrcDate: new Date().toISOString().slice(0, 10),
+        irmNumber: irm.irmNumber,
+        sbCumInvoiceNumber: invoice,
+        sbCumInvoiceDate: irm.irmIssueDate,
+        realisedValueFCC: irm.irmAvailableAmt,
+        currency: irm.remittanceFCC,
+        iecCode: DEMO_IEC,
+        status: 'GENERATED',
+      });
+      generatedEbrcs.push(byInvoice.ebrcNumber);
+      assert.equal((await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC, fromDate: '2025-01-01', toDate: '2025-12-31' })).length, 0);
+      assert.deepEqual(await client.fetchEbrcDetails(demo, { iecCode: 'OTHER00000' }), []);
+    });
+
+    test('SANDBOX-OUTAGE is 503 and SANDBOX-SLOW never answers, storing nothing; SANDBOX-LOST is stored, and its retry meets ERR09', async () => {
+      const impatient = createDgftClient({ baseUrl: program.url, retry: SHORT_RETRIES });
+      const irm = takeIrm();
+      const outage = pushMessage([lineFor(irm, { serialNo: 1, mapped: '1.00', billNo: 'SANDBOX-OUTAGE' })]);
+      await failsWith(impatient.pushIrmToGenEbrc(demo, outage), 'unavailable');
+      assert.equal(await client.getRequestStatus(demo, outage.requestId), null);
+      const slow = pushMessage([lineFor(irm, { serialNo: 1, mapped: '1.00', billNo: 'SANDBOX-SLOW' })]);
+      await failsWith(impatient.pushIrmToGenEbrc(demo, slow), 'timeout');
+      assert.equal(await client.getRequestStatus(demo, slow.requestId), null);
+      assert.equal((await currentIrm(irm.irmNumber)).irmUtilizedAmt, '0.00');
+
+      const lost = pushMessage([lineFor(irm, { serialNo: 1, mapped: '1.00', billNo: 'SANDBOX-LOST' })]);
+      assert.deepEqual(await client.pushIrmToGenEbrc(demo, lost), { kind: 'already_received', requestId: lost.requestId });
+      const status = await client.getRequestStatus(demo, lost.requestId);
+      assert.equal(status?.ackStatus, 'Validated');
+      assert.equal((await currentIrm(irm.irmNumber)).irmUtilizedAmt, '1.00');
+    });
+
+    test('outage.exporter finds the authority down and slow.exporter gets no answer, once they hold their credentials', async () => {
+      const impatient = createDgftClient({ baseUrl: program.url, retry: SHORT_RETRIES });
+      const outage = await issueCredentials(program.url, 'outage.exporter');
+      const slow = await issueCredentials(program.url, 'slow.exporter');
+      await failsWith(impatient.fetchIrmDetails(outage, { iecCode: outage.iecCode }), 'unavailable');
+      await failsWith(impatient.getRequestStatus(slow, 'any'), 'timeout');
+    });
+
+    test('a wrong envelope profile is ERR05, a wrong user key ERR06; a set issued for java-pbkdf2 speaks it', async () => {
+      const wrongProfile = await failsWith(client.fetchIrmDetails({ ...demo, envelopeProfile: 'java-pbkdf2' }, { iecCode: DEMO_IEC }), 'misconfigured');
+      assert.equal(wrongProfile.authorityCode, 'ERR05');
+      assert.match(wrongProfile.message, /spec-sha256/);
+      const services = await issueCredentials(program.url, 'services.exporter', 'java-pbkdf2');
+      assert.equal(services.envelopeProfile, 'java-pbkdf2');
+      const wrongKey = await failsWith(client.fetchIrmDetails({ ...demo, userPrivateKey: services.userPrivateKey }, { iecCode: DEMO_IEC }), 'misconfigured');
+      assert.equal(wrongKey.authorityCode, 'ERR06');
+      const irms = await client.fetchIrmDetails(services, { iecCode: services.iecCode, fromDate: '2025-05-01', toDate: '2025-05-31' });
+      assert.ok(irms.length > 0);
+      await failsWith(client.fetchIrmDetails({ ...services, envelopeProfile: 'spec-sha256' }, { iecCode: services.iecCode }), 'misconfigured');
+    });
+
+    test('header names are read in their exact case, and checked in the documented order', async () => {
+      const accessToken = await client.getAccessToken(demo);
+      tokenBeforeRestarts = accessToken;
+      const exact = exactHeaders(accessToken);
+      assert.equal((await statusCallByHand(exact)).status, 200);
+      const lowerCased = await statusCallByHand((sealed) => {
+        const { accessToken: token, ...others } = exact(sealed);
+        return { ...others, accesstoken: token };
+      });
+      assert.equal(lowerCased.status, 400);
+      assert.equal(lowerCased.body.errorCode, 'ERR02');
+      assert.match(lowerCased.body.errorMessage, /accessToken came as accesstoken/);
+      const withoutMessageId = await statusCallByHand((sealed) => {
+        const { messageID: _, ...others } = exact(sealed);
+        return others;
+      });
+      assert.deepEqual([withoutMessageId.status, withoutMessageId.body.errorCode], [400, 'ERR02']);
+      const otherClient = await statusCallByHand((sealed) => ({ ...exact(sealed), client_id: 'someone-else' }));
+      assert.deepEqual([otherClient.status, otherClient.body.errorCode], [401, 'ERR01']);
+      const unknownToken = await statusCallByHand(exactHeaders('not-a-token'));
+      assert.equal(unknownToken.status, 401);
+      const badSecret = await statusCallByHand((sealed) => ({ ...exact(sealed), secretVal: 'bm90IGl0' }));
+      assert.deepEqual([badSecret.status, badSecret.body.errorCode], [400, 'ERR04']);
+    });
+
+    test('after a restart with an allow-list: the same credential set, and 403 for a caller outside it', async () => {
+      await restart({ allowedIps: readAllowList('10.20.30.40, 192.168.0.0/16') });
+      assert.deepEqual(credentialSetToText(await issueCredentials(program.url, 'demo.exporter')), credentialSetToText(demo));
+      const refused = await failsWith(client.fetchIrmDetails(demo, { iecCode: DEMO_IEC }), 'ip_not_whitelisted');
+      assert.equal(refused.httpStatus, 403);
+      assert.equal((await fetch(`${program.url}/health`)).status, 200);
+    });
+
+    test('after another restart a token issued before still works; 429 with Retry-After when one client floods it', async () => {
+      await restart({ rateLimitPerSecond: 1, rateLimitBurst: 3 });
+      assert.equal((await statusCallByHand(exactHeaders(tokenBeforeRestarts))).status, 200, 'a token outlives a restart');
+      const answers = await Promise.all(Array.from({ length: 5 }, () =>
+        postJson(`${program.url}${OPERATION_PATHS.getAccessToken}`, {}, { 'x-api-key': demo.apiKey })));
+      // Two calls are left in the bucket (a refill of one more is possible on a slow machine); the rest wait.
+      const statuses = answers.map((answer) => answer.status);
+      assert.ok(statuses.every((status) => status === 400 || status === 429), statuses.join());
+      assert.ok(statuses.filter((status) => status === 429).length >= 2, statuses.join());
+      for (const answer of answers.filter((candidate) => candidate.status === 429)) {
+        assert.equal(answer.headers.get('retry-after'), '1');
+      }
+      const other = await issueCredentials(program.url, 'vostro.exporter');
+      assert.ok(await client.getAccessToken(other), 'another client has its own bucket');
+    });
+    test('after a restart a day later: the eBRCs and balances are kept, new IRMs have arrived, old tokens have expired', async () => {
+      await restart({}, () => new Date(Date.now() + DAY_MS));
+      assert.equal((await statusCallByHand(exactHeaders(tokenBeforeRestarts))).status, 401);
+      const irms = await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC });
+      const demoAccount = account('demo.exporter');
+      assert.equal(irms.length, issuedIrmCount(demoAccount.irmProfile, new Date(Date.now() + DAY_MS)));
+      assert.equal(irms.length, issuedIrmCount(demoAccount.irmProfile, new Date()) + 3);
+      assert.ok(irms.some((irm) => irm.irmAvailableAmt !== irm.remittanceFCCAmount), 'the reservations are kept');
+      const ebrcs = (await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC })).map((ebrc) => ebrc.ebrcNumber);
+      for (const ebrcNumber of generatedEbrcs) assert.ok(ebrcs.includes(ebrcNumber), ebrcNumber);
+    });
+
+  });
+}
