@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DEFAULT_ENVELOPE_PROFILE, ENVELOPE_PROFILES, isEnvelopeProfile, type EnvelopeProfile } from './authority/protocol/envelope.ts';
 
 export type Config = {
   port: number;
@@ -16,6 +17,7 @@ export type Config = {
   pollIntervalSeconds: number;
   runPoller: boolean;
   housekeepingIntervalSeconds: number;
+  authorityEnvelopeProfile: EnvelopeProfile;
 };
 
 export class ConfigError extends Error {}
@@ -51,6 +53,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (encryptionKey !== undefined && Buffer.from(encryptionKey, 'base64').length !== 32) {
     throw new ConfigError('ENCRYPTION_KEY must be 32 bytes in base64 (try: openssl rand -base64 32)');
   }
+  const envelopeProfile = env.AUTHORITY_ENVELOPE_PROFILE || DEFAULT_ENVELOPE_PROFILE;
+  if (!isEnvelopeProfile(envelopeProfile)) {
+    throw new ConfigError(`AUTHORITY_ENVELOPE_PROFILE must be one of ${ENVELOPE_PROFILES.join(', ')}, got "${envelopeProfile}"`);
+  }
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -71,5 +77,6 @@ export function loadConfig(env: Env = process.env): Config {
     pollIntervalSeconds: integer(env, 'POLL_INTERVAL_SECONDS', 2, 1, 3_600),
     runPoller: boolean(env, 'RUN_POLLER', true),
     housekeepingIntervalSeconds: integer(env, 'HOUSEKEEPING_INTERVAL_SECONDS', 600, 1, 86_400),
+    authorityEnvelopeProfile: envelopeProfile,
   };
 }

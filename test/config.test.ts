@@ -42,6 +42,7 @@ test('every variable is read', () => {
     POLL_INTERVAL_SECONDS: '7',
     RUN_POLLER: 'false',
     HOUSEKEEPING_INTERVAL_SECONDS: '90',
+    AUTHORITY_ENVELOPE_PROFILE: 'java-pbkdf2',
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -59,6 +60,7 @@ test('every variable is read', () => {
     pollIntervalSeconds: 7,
     runPoller: false,
     housekeepingIntervalSeconds: 90,
+    authorityEnvelopeProfile: 'java-pbkdf2',
   });
   assert.equal(loadConfig({ DATA_DIR: 'relative/folder' }).dataDir, path.resolve('relative/folder'));
   assert.equal(loadConfig({ RUN_POLLER: '1' }).runPoller, true);
@@ -80,6 +82,7 @@ const BAD_VALUES: Record<string, string[]> = {
   POLL_INTERVAL_SECONDS: ['0'],
   RUN_POLLER: ['yes', 'TRUE'],
   HOUSEKEEPING_INTERVAL_SECONDS: ['0', '86401', 'hourly'],
+  AUTHORITY_ENVELOPE_PROFILE: ['spec', 'JAVA-PBKDF2'],
 };
 
 for (const [name, values] of Object.entries(BAD_VALUES)) {

@@ -54,6 +54,11 @@ export const REDACTED_PATHS = [
   '*.authorityPassword',
   '*.password',
   '*.apiKey',
+  '*.clientSecret',
+  '*.client_secret',
+  '*["x-Api-Key"]',
+  '*.userPrivateKey',
+  '*.userprivateKey',
 ];
 
 export type AppOptions = Deps & { logger?: FastifyBaseLogger | boolean; metrics?: Registry };

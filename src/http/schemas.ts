@@ -81,6 +81,20 @@ export const PlatformCustomerSchema = Type.Object(
     authorityVerifiedAt: Nullable(Type.String({ format: 'date-time' }), {
       description: 'When the authority credentials were last validated; null until then',
     }),
+    authorityCredentialsStatus: Type.Union([Type.Literal('unverified'), Type.Literal('valid'), Type.Literal('invalid')], {
+      description:
+        'unverified until a credential check succeeds; valid after one; invalid once the authority refuses the stored credentials ' +
+        '(IRM refresh, push and eBRCs then answer 409 customer_not_verified until a new check succeeds)',
+    }),
+    authorityApiCredentials: Nullable(
+      Type.Object({
+        iecCode: Type.String(),
+        clientId: Type.String(),
+        envelopeProfile: Type.String({ description: 'spec-sha256 or java-pbkdf2' }),
+        updatedAt: DateTime,
+      }),
+      { description: 'What is shown of the stored API credential set: never a secret or a key. Null until one is stored.' },
+    ),
     createdAt: DateTime,
     updatedAt: DateTime,
   },
@@ -123,6 +137,29 @@ export const CustomerListSchema = Type.Object({
 });
 
 
+
+/**
+ * An API credential set as the authority's portal gives it (client_Id, client_secret, x-Api-Key, dgftpublicKey,
+ * userprivateKey) or in this service's names; keys as base64 DER, PEM or a .cer certificate. Read field by field by
+ * the credential set's own parser, which names the field of any problem.
+ */
+export const ApiCredentialSetBody = Type.Object(
+  {
+    iecCode: Type.String({ minLength: 1, maxLength: 20, description: 'The IEC the set belongs to' }),
+    clientId: Type.Optional(Type.String({ maxLength: 500 })),
+    client_Id: Type.Optional(Type.String({ maxLength: 500 })),
+    clientSecret: Type.Optional(Type.String({ maxLength: 500 })),
+    client_secret: Type.Optional(Type.String({ maxLength: 500 })),
+    apiKey: Type.Optional(Type.String({ maxLength: 500 })),
+    'x-Api-Key': Type.Optional(Type.String({ maxLength: 500 })),
+    authorityPublicKey: Type.Optional(Type.String({ maxLength: 20_000 })),
+    dgftpublicKey: Type.Optional(Type.String({ maxLength: 20_000 })),
+    userPrivateKey: Type.Optional(Type.String({ maxLength: 20_000 })),
+    userprivateKey: Type.Optional(Type.String({ maxLength: 20_000 })),
+    envelopeProfile: Type.Optional(Type.Union([Type.Literal('spec-sha256'), Type.Literal('java-pbkdf2')])),
+  },
+  { additionalProperties: false },
+);
 
 export const CheckCredentialsBody = Type.Object(
   {

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Authority, AuthorityCredentials } from '../authority/authority.ts';
+import { AuthorityError, type Authority, type AuthorityCredentials } from '../authority/authority.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
-import type { CustomerRow } from '../store/customers.ts';
+import { markCredentialsInvalid, type CustomerRow } from '../store/customers.ts';
 import type { Schema } from '../store/schema.ts';
 import type { CredentialsVault } from './credentials-vault.ts';
 import type { ServerKey } from './server-key.ts';
@@ -24,8 +24,26 @@ export type CommitLink = (tx: Kysely<Schema>, resourceId: string) => Promise<voi
 
 export type VerifiedCustomer = CustomerRow & { iec_code: string; authority_credentials: string };
 
-/** The customer's authority credentials, or 409 customer_not_verified when they were never validated. */
+/**
+ * The customer, when it has credentials the authority accepted and has not refused since; else 409
+ * customer_not_verified.
+ */
 export function requireVerified(customer: CustomerRow): VerifiedCustomer {
+  const stored = requireStoredCredentials(customer);
+  if (customer.authority_credentials_status === 'invalid') {
+    throw new AppError(
+      'customer_not_verified',
+      `The authority refused the stored credentials of platform customer ${customer.id}; check them again with POST /api/v1/platform-customers/${customer.id}/check-authority-credentials.`,
+    );
+  }
+  return stored;
+}
+
+/**
+ * The customer, when it has credentials that were once validated, even if the authority refused them since: for
+ * background work on what was already accepted, which asks again rather than stopping.
+ */
+export function requireStoredCredentials(customer: CustomerRow): VerifiedCustomer {
   if (customer.authority_verified_at === null || customer.iec_code === null || customer.authority_credentials === null) {
     throw new AppError(
       'customer_not_verified',
@@ -35,6 +53,21 @@ export function requireVerified(customer: CustomerRow): VerifiedCustomer {
   return customer as VerifiedCustomer;
 }
 
-export function credentialsOf(context: ServiceContext, customer: VerifiedCustomer): AuthorityCredentials {
-  return context.vault.open(customer.id, customer.authority_credentials);
+/**
+ * Calls the authority with the customer's stored credentials. Credentials it refuses (invalid or expired) mark the
+ * customer's credentials invalid: refresh, push and eBRCs then answer 409 customer_not_verified until a check succeeds.
+ */
+export async function asCustomer<T>(
+  context: ServiceContext,
+  customer: VerifiedCustomer,
+  call: (credentials: AuthorityCredentials) => Promise<T>,
+): Promise<T> {
+  try {
+    return await call(context.vault.open(customer.id, customer.authority_credentials));
+  } catch (error) {
+    if (error instanceof AuthorityError && (error.failure === 'credentials_invalid' || error.failure === 'credentials_expired')) {
+      await markCredentialsInvalid(context.db, customer.id);
+    }
+    throw error;
+  }
 }

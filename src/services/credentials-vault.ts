@@ -1,14 +1,15 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { AuthorityCredentials } from '../authority/authority.ts';
+import type { CredentialSetText } from '../authority/protocol/credentials.ts';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 /**
- * Keeps authority credentials encrypted at rest with AES-256-GCM. Each ciphertext is bound to its
- * customer (the customer id is the additional authenticated data), so a stored blob copied onto
- * another customer does not decrypt.
+ * Keeps authority credentials encrypted at rest with AES-256-GCM. Each ciphertext is bound to its customer and to
+ * what it holds (the additional authenticated data), so a stored blob copied onto another customer, or from one
+ * column to the other, does not decrypt.
  */
 export class CredentialsVault {
   readonly #key: Buffer;
@@ -18,20 +19,38 @@ export class CredentialsVault {
     this.#key = key;
   }
 
+  /** The username and password of a credential check. */
   seal(customerId: string, credentials: AuthorityCredentials): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
-    cipher.setAAD(Buffer.from(customerId));
-    const body = Buffer.concat([cipher.update(JSON.stringify(credentials), 'utf8'), cipher.final()]);
-    return `${VERSION}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+    return this.#seal(customerId, credentials);
   }
 
   open(customerId: string, sealed: string): AuthorityCredentials {
+    return this.#open(customerId, sealed) as AuthorityCredentials;
+  }
+
+  /** An API credential set (keys as base64 DER). */
+  sealApiCredentials(customerId: string, credentials: CredentialSetText): string {
+    return this.#seal(`${customerId}/api-credentials`, credentials);
+  }
+
+  openApiCredentials(customerId: string, sealed: string): CredentialSetText {
+    return this.#open(`${customerId}/api-credentials`, sealed) as CredentialSetText;
+  }
+
+  #seal(boundTo: string, value: unknown): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
+    cipher.setAAD(Buffer.from(boundTo));
+    const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+    return `${VERSION}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+  }
+
+  #open(boundTo: string, sealed: string): unknown {
     const [version, payload] = sealed.split(':');
     if (version !== VERSION || !payload) throw new Error('unknown credentials format');
     const raw = Buffer.from(payload, 'base64');
     const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, IV_BYTES));
-    decipher.setAAD(Buffer.from(customerId));
+    decipher.setAAD(Buffer.from(boundTo));
     decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
     let text: string;
     try {
@@ -39,10 +58,10 @@ export class CredentialsVault {
     } catch {
       // What the operator needs to read in the log of the 500 this becomes: the usual cause is configuration.
       throw new Error(
-        `the stored authority credentials of customer ${customerId} do not decrypt with this process's key: ` +
+        `the stored authority credentials of ${boundTo} do not decrypt with this process's key: ` +
           'every process must run with the ENCRYPTION_KEY they were sealed with (or the customer must verify again)',
       );
     }
-    return JSON.parse(text) as AuthorityCredentials;
+    return JSON.parse(text);
   }
 }

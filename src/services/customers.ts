@@ -17,6 +17,8 @@ export type Customer = {
   isActive: boolean;
   iecCode: string | null;
   authorityVerifiedAt: string | null;
+  authorityCredentialsStatus: 'unverified' | 'valid' | 'invalid';
+  authorityApiCredentials: { iecCode: string; clientId: string; envelopeProfile: string; updatedAt: string } | null;
   createdAt: string;
   updatedAt: string;
 };
@@ -33,6 +35,16 @@ export function toCustomer(row: store.ShownCustomerRow): Customer {
     isActive: row.is_active,
     iecCode: row.iec_code,
     authorityVerifiedAt: row.authority_verified_at?.toISOString() ?? null,
+    authorityCredentialsStatus: row.authority_credentials_status,
+    authorityApiCredentials:
+      row.authority_api_credentials_updated_at === null
+        ? null
+        : {
+            iecCode: row.authority_api_iec_code!,
+            clientId: row.authority_api_client_id!,
+            envelopeProfile: row.authority_api_envelope_profile!,
+            updatedAt: row.authority_api_credentials_updated_at.toISOString(),
+          },
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

@@ -4,7 +4,7 @@ import { centsToNumber, formatCents, parseDecimalString, parseMoney } from '../d
 import { visibleStatus } from '../domain/request-state.ts';
 import { notFound } from '../errors.ts';
 import * as store from '../store/ebrcs.ts';
-import { credentialsOf, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
+import { asCustomer, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
 import { renderCertificate, type CertificateData } from './ebrc-certificate.ts';
 
@@ -89,12 +89,14 @@ async function mergedEbrcs(context: ServiceContext, customer: VerifiedCustomer, 
 
 /** What the authority reports; it has no IRM filter, so that one is applied with the others after the merge. */
 function reportedEbrcs(context: ServiceContext, customer: VerifiedCustomer, filter: EbrcFilter): Promise<AuthorityEbrc[]> {
-  return context.authority.fetchEbrcs(credentialsOf(context, customer), {
-    iecCode: customer.iec_code,
-    fromDate: filter.fromDate,
-    toDate: filter.toDate,
-    sbCumInvoiceNumber: filter.sbCumInvoiceNumber,
-  });
+  return asCustomer(context, customer, (credentials) =>
+    context.authority.fetchEbrcs(credentials, {
+      iecCode: customer.iec_code,
+      fromDate: filter.fromDate,
+      toDate: filter.toDate,
+      sbCumInvoiceNumber: filter.sbCumInvoiceNumber,
+    }),
+  );
 }
 
 /** One entry per eBRC number: the authority's record where it has one, with the requestId of the line made here. */

@@ -10,7 +10,7 @@ import { normalizeUploadType } from '../domain/upload-type.ts';
 import type { RequestScheduler } from '../jobs/scheduler.ts';
 import * as irmStore from '../store/irms.ts';
 import * as store from '../store/requests.ts';
-import { credentialsOf, requireVerified, type CommitLink, type ServiceContext, type VerifiedCustomer } from './context.ts';
+import { asCustomer, requireStoredCredentials, requireVerified, type CommitLink, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
 import type { IrmPuller } from './irms.ts';
 import { lineEntry } from './request-list.ts';
@@ -267,16 +267,17 @@ export class GenebrcService {
     request: Omit<store.NewRequest, 'status' | 'errorDetails' | 'processedAt'>,
     lines: readonly Line[],
   ): Promise<PushAck> {
-    const credentials = credentialsOf(this.#context, customer);
     try {
-      const ack = await this.#context.authority.push(credentials, {
-        iecNumber: request.iecNumber,
-        requestId: request.requestId,
-        recordResCount: request.recordResCount,
-        uploadType: request.uploadType,
-        decalarationFlag: request.declarationFlag,
-        ebrcBulkGenDtos: lines.map(lineToWire),
-      });
+      const ack = await asCustomer(this.#context, customer, (credentials) =>
+        this.#context.authority.push(credentials, {
+          iecNumber: request.iecNumber,
+          requestId: request.requestId,
+          recordResCount: request.recordResCount,
+          uploadType: request.uploadType,
+          decalarationFlag: request.declarationFlag,
+          ebrcBulkGenDtos: lines.map(lineToWire),
+        }),
+      );
       if (ack.ackStatus === 'Validated' && ack.ackId) {
         await store.moveRequest(this.#context.db, request.id, 'SUBMITTING', { status: 'PENDING', authorityAckId: ack.ackId });
         return { authorityAckId: ack.ackId, requestId: request.requestId, ackStatus: 'Validated', recordResCount: request.recordResCount, errorDetails: [] };
@@ -341,7 +342,7 @@ export class GenebrcService {
   ): Promise<{ ack: Omit<PushAck, 'recordResCount'>; answer: RequestStatusAnswer | null } | undefined> {
     const request = await store.findRequestById(this.#context.db, id);
     if (!request || request.status !== 'SUBMITTING') return undefined;
-    const answer = await this.#context.authority.getStatus(credentialsOf(this.#context, customer), request.request_id);
+    const answer = await asCustomer(this.#context, customer, (credentials) => this.#context.authority.getStatus(credentials, request.request_id));
     if (answer === null && !failIfUnknown) return undefined;
     if (answer === null || answer.ackStatus === 'Failed' || !answer.ackId) {
       const errors = answer === null ? [NOT_RECEIVED] : answer.errorDetails;
@@ -362,7 +363,8 @@ export class GenebrcService {
     const { db } = this.#context;
     let request = await store.findRequestById(db, id);
     if (!request) return undefined;
-    const customer = requireVerified(await requireCustomer(db, request.platform_id, request.platform_customer_id));
+    // Work already accepted goes on asking even when the authority has refused the credentials since.
+    const customer = requireStoredCredentials(await requireCustomer(db, request.platform_id, request.platform_customer_id));
     let answer: RequestStatusAnswer | null | undefined;
     if (request.status === 'SUBMITTING') {
       if (Date.now() - request.created_at.getTime() < this.submitGraceMs) return 'SUBMITTING';
@@ -370,7 +372,7 @@ export class GenebrcService {
       request = (await store.findRequestById(db, id))!;
     }
     if (request.status !== 'PENDING') return request.status as StoredRequestStatus;
-    answer ??= await this.#context.authority.getStatus(credentialsOf(this.#context, customer), request.request_id);
+    answer ??= await asCustomer(this.#context, customer, (credentials) => this.#context.authority.getStatus(credentials, request.request_id));
     if (!answer || answer.processingStatus === 'Pending') return 'PENDING';
     return this.#finish(request, answer);
   }

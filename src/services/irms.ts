@@ -1,7 +1,7 @@
 import { parseDecimalString, centsToNumber } from '../domain/money.ts';
 import { irmStatusFor } from '../domain/irm-status.ts';
 import * as store from '../store/irms.ts';
-import { credentialsOf, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
+import { asCustomer, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
 
 export type IrmRecord = {
@@ -97,7 +97,9 @@ export class IrmPuller {
 
   async #pullNow(customer: VerifiedCustomer): Promise<void> {
     const startedAt = new Date();
-    const irms = await this.#context.authority.fetchIrms(credentialsOf(this.#context, customer), { iecCode: customer.iec_code });
+    const irms = await asCustomer(this.#context, customer, (credentials) =>
+      this.#context.authority.fetchIrms(credentials, { iecCode: customer.iec_code }),
+    );
     await store.upsertIrms(this.#context.db, { platformId: customer.platform_id, customerId: customer.id }, irms);
     await store.markIrmsPulled(this.#context.db, customer.id, startedAt);
   }

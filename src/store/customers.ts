@@ -15,6 +15,11 @@ export const SHOWN_COLUMNS = [
   'is_active',
   'iec_code',
   'authority_verified_at',
+  'authority_credentials_status',
+  'authority_api_iec_code',
+  'authority_api_client_id',
+  'authority_api_envelope_profile',
+  'authority_api_credentials_updated_at',
   'created_at',
   'updated_at',
 ] as const;
@@ -102,11 +107,41 @@ export async function saveVerification(
       authority_username: customer.username,
       authority_credentials: customer.encryptedCredentials,
       authority_verified_at: customer.verifiedAt,
+      authority_credentials_status: 'valid',
       updated_at: customer.verifiedAt,
     })
     .where('id', '=', customer.id)
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+export async function saveApiCredentials(
+  db: Kysely<Schema>,
+  customer: { id: string; sealed: string; iecCode: string; clientId: string; envelopeProfile: string; at: Date },
+): Promise<CustomerRow> {
+  return db
+    .updateTable('platform_customers')
+    .set({
+      authority_api_credentials: customer.sealed,
+      authority_api_iec_code: customer.iecCode,
+      authority_api_client_id: customer.clientId,
+      authority_api_envelope_profile: customer.envelopeProfile,
+      authority_api_credentials_updated_at: customer.at,
+      updated_at: customer.at,
+    })
+    .where('id', '=', customer.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The authority refused the customer's stored credentials: they stay, marked invalid until a check succeeds. */
+export async function markCredentialsInvalid(db: Kysely<Schema>, id: string): Promise<void> {
+  await db
+    .updateTable('platform_customers')
+    .set({ authority_credentials_status: 'invalid', updated_at: new Date() })
+    .where('id', '=', id)
+    .where('authority_credentials_status', '<>', 'invalid')
+    .execute();
 }
 
 /** Any one customer's sealed authority credentials: enough to tell whether a key opens what is stored. */

@@ -37,6 +37,13 @@ export type PlatformCustomersTable = {
   authority_username: string | null;
   authority_credentials: string | null;
   irms_pulled_at: Date | null;
+  /** The sealed API credential set, and what is shown of it. */
+  authority_api_credentials: ColumnType<string | null, string | null | undefined, string | null>;
+  authority_api_iec_code: ColumnType<string | null, string | null | undefined, string | null>;
+  authority_api_client_id: ColumnType<string | null, string | null | undefined, string | null>;
+  authority_api_envelope_profile: ColumnType<string | null, string | null | undefined, string | null>;
+  authority_api_credentials_updated_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  authority_credentials_status: ColumnType<'unverified' | 'valid' | 'invalid', 'unverified' | 'valid' | 'invalid' | undefined, 'unverified' | 'valid' | 'invalid'>;
   created_at: Timestamp;
   updated_at: Timestamp;
   /** lower(name) and lower(email), kept by the database for the search. */

@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../app.ts';
+import { putAuthorityApiCredentialsRoute } from './authority-api-credentials.ts';
 import { checkAuthorityCredentialsRoute } from './check-authority-credentials.ts';
 import { createPlatformCustomerRoute } from './create.ts';
 import { getPlatformCustomerRoute } from './get.ts';
@@ -9,4 +10,5 @@ export function platformCustomerRoutes(app: Api, deps: Deps): void {
   listPlatformCustomersRoute(app, deps);
   getPlatformCustomerRoute(app, deps);
   checkAuthorityCredentialsRoute(app, deps);
+  putAuthorityApiCredentialsRoute(app, deps);
 }
