@@ -124,9 +124,9 @@ export async function seed(database: Database, volumes: Volumes, encryptionKey: 
     });
     await run(
       `insert into platform_customers (id, platform_id, name, email, type, company_name, address, is_active, iec_code,
-         authority_verified_at, authority_username, authority_credentials, irms_pulled_at, created_at, updated_at)
+         authority_verified_at, authority_credentials_status, authority_username, authority_credentials, irms_pulled_at, created_at, updated_at)
        select r.id, $1::uuid, r.name, r.email, 'customer', r.company_name, r.address, true, r.iec_code,
-         now() - (r.age_hours - 1) * interval '1 hour', r.authority_username, r.authority_credentials, now(),
+         now() - (r.age_hours - 1) * interval '1 hour', 'valid', r.authority_username, r.authority_credentials, now(),
          now() - r.age_hours * interval '1 hour', now() - (r.age_hours - 1) * interval '1 hour'
        from jsonb_to_recordset($2::jsonb) as r(id uuid, name text, email text, company_name text, address text,
          iec_code text, authority_username text, authority_credentials text, age_hours integer)`,
