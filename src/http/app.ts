@@ -13,6 +13,7 @@ import type { Database } from '../store/database.ts';
 import { AppError } from '../errors.ts';
 import { ApiKeyAuthenticator } from '../services/platforms.ts';
 import { registerErrorHandling } from './error-handler.ts';
+import { SECRET_FIELD_NAMES } from './secret-fields.ts';
 import { sendProblem } from './problem.ts';
 import { registerAuthentication } from './plugins/authentication.ts';
 import { registerIdempotency } from './plugins/idempotency.ts';
@@ -51,14 +52,7 @@ export const REDACTED_PATHS = [
   'req.headers["x-api-key"]',
   'req.headers.authorization',
   'req.headers.cookie',
-  '*.authorityPassword',
-  '*.password',
-  '*.apiKey',
-  '*.clientSecret',
-  '*.client_secret',
-  '*["x-Api-Key"]',
-  '*.userPrivateKey',
-  '*.userprivateKey',
+  ...SECRET_FIELD_NAMES.map((name) => (/^[A-Za-z_]\w*$/.test(name) ? `*.${name}` : `*["${name}"]`)),
 ];
 
 export type AppOptions = Deps & { logger?: FastifyBaseLogger | boolean; metrics?: Registry };

@@ -58,9 +58,11 @@ export function compileValidator(schema: AnySchema, httpPart: string | undefined
 export function compileRequestValidator(schema: AnySchema, httpPart: string | undefined) {
   const part = httpPart ?? 'body';
   const accepts = compileValidator(schema, part);
-  const findEvery = (part === 'body' ? bodyAjv : textAjv).everyProblem.compile(schema);
+  // Compiled on the first invalid request: most schemas never see one, and compiling every one twice slows the start.
+  let findEvery: Validator | undefined;
   return (data: unknown): true | { error: AppError } => {
     if (accepts(data)) return true;
+    findEvery ??= (part === 'body' ? bodyAjv : textAjv).everyProblem.compile(schema);
     const bounded = boundedForReport(schema, data);
     // Only an infinite number that coercion made (see compileValidator) passes the second pass.
     const problems = findEvery(bounded.data) ? (accepts.errors ?? []) : (findEvery.errors ?? []);

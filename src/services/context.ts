@@ -66,7 +66,7 @@ export async function asCustomer<T>(
     return await call(context.vault.open(customer.id, customer.authority_credentials));
   } catch (error) {
     if (error instanceof AuthorityError && (error.failure === 'credentials_invalid' || error.failure === 'credentials_expired')) {
-      await markCredentialsInvalid(context.db, customer.id);
+      await markCredentialsInvalid(context.db, customer.id, customer.authority_credentials);
     }
     throw error;
   }

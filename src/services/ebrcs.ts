@@ -6,7 +6,7 @@ import { notFound } from '../errors.ts';
 import * as store from '../store/ebrcs.ts';
 import { asCustomer, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
-import { renderCertificate, type CertificateData } from './ebrc-certificate.ts';
+import type { CertificateData } from './ebrc-certificate.ts';
 
 export type Ebrc = {
   ebrcNumber: string;
@@ -64,6 +64,8 @@ export async function ebrcCertificate(context: ServiceContext, platformId: strin
   const ebrc = merge(local === undefined ? [] : [local], reported).find((candidate) => candidate.ebrcNumber === ebrcNumber);
   if (ebrc === undefined) throw notFound(`eBRC ${ebrcNumber} of platform customer ${customer.id}`);
   const irm = await store.findEbrcIrm(context.db, customer.id, ebrc.irmNumber);
+  // Loaded on the first PDF only: pdfkit costs ~135 ms of start-up that most processes never need.
+  const { renderCertificate } = await import('./ebrc-certificate.ts');
   return renderCertificate({
     exporter: { name: customer.name, companyName: customer.company_name, iecCode: customer.iec_code },
     ebrc,

@@ -134,12 +134,16 @@ export async function saveApiCredentials(
     .executeTakeFirstOrThrow();
 }
 
-/** The authority refused the customer's stored credentials: they stay, marked invalid until a check succeeds. */
-export async function markCredentialsInvalid(db: Kysely<Schema>, id: string): Promise<void> {
+/**
+ * The authority refused the customer's stored credentials: they stay, marked invalid until a check succeeds. Only the
+ * credentials that were refused (`sealed`): a check that stored new ones meanwhile is not undone by a late refusal.
+ */
+export async function markCredentialsInvalid(db: Kysely<Schema>, id: string, sealed: string): Promise<void> {
   await db
     .updateTable('platform_customers')
     .set({ authority_credentials_status: 'invalid', updated_at: new Date() })
     .where('id', '=', id)
+    .where('authority_credentials', '=', sealed)
     .where('authority_credentials_status', '<>', 'invalid')
     .execute();
 }

@@ -22,6 +22,19 @@ export async function claimKey(
   db: Kysely<Schema>,
   claim: Claim & { fingerprint: string; keepHours: number; abandonAfterSeconds: number },
 ): Promise<IdempotencyRecord | null> {
+  // The record that refused the claim may be gone before it is read (released after a 5xx, or purged): claim again.
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const outcome = await tryClaim(db, claim);
+    if (outcome !== undefined) return outcome;
+  }
+  throw new Error(`Idempotency-Key ${claim.key} could neither be claimed nor read three times in a row`);
+}
+
+/** null: claimed; the record that holds the key; undefined: it was gone when read. */
+async function tryClaim(
+  db: Kysely<Schema>,
+  claim: Claim & { fingerprint: string; keepHours: number; abandonAfterSeconds: number },
+): Promise<IdempotencyRecord | null | undefined> {
   const claimed = await db
     .insertInto('idempotency_keys')
     .values({
@@ -64,7 +77,8 @@ export async function claimKey(
     .select(['fingerprint', 'state', 'status_code', 'response_body', 'resource_id'])
     .where('platform_id', '=', claim.platformId)
     .where('key', '=', claim.key)
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
   return { fingerprint: row.fingerprint, state: row.state, statusCode: row.status_code, responseBody: row.response_body, resourceId: row.resource_id };
 }
 

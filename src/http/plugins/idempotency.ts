@@ -8,6 +8,7 @@ import type { ServerKey } from '../../services/server-key.ts';
 import { claimKey, completeFromResource, completeKey, linkResource, releaseKey, type Claim } from '../../store/idempotency.ts';
 import type { Schema } from '../../store/schema.ts';
 import { PROBLEM_CONTENT_TYPE } from '../problem.ts';
+import { SECRET_FIELD_NAMES } from '../secret-fields.ts';
 
 /** The answer a route rebuilds from what a request's work committed; null while that is not known yet. */
 export type ReplayFromResource = (platformId: string, resourceId: string) => Promise<{ statusCode: number; body: unknown } | null>;
@@ -27,8 +28,7 @@ declare module 'fastify' {
 const MAX_KEY_LENGTH = 255;
 const KEEP_HOURS = 24;
 const ABANDON_AFTER_SECONDS = 120;
-/** Fields whose values are secrets: they enter a fingerprint only as their own keyed digest. */
-const SECRET_FIELDS = new Set(['authorityPassword', 'password', 'clientSecret', 'client_secret', 'apiKey', 'x-Api-Key', 'userPrivateKey', 'userprivateKey']);
+const SECRET_FIELDS: ReadonlySet<string> = new Set(SECRET_FIELD_NAMES);
 
 // Keys sorted at every level: the same JSON with its keys in another order is the same request.
 const canonicalJson = configure({ deterministic: true, circularValue: Error, bigint: false });
