@@ -5,8 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuthorityIrm, PushMessage, RequestStatusAnswer } from '../../src/authority/authority.ts';
 import { createDgftClient } from '../../src/authority/dgft/dgft-client.ts';
 import type { DgftClient } from '../../src/authority/dgft/dgft-client.ts';
-import { WireFailure } from '../../src/authority/dgft/wire-failure.ts';
-import type { WireFailureKind } from '../../src/authority/dgft/wire-failure.ts';
+import { failsWith } from '../support/wire-failures.ts';
 import type { CredentialSet } from '../../src/authority/protocol/credentials.ts';
 import { credentialSetToText } from '../../src/authority/protocol/credentials.ts';
 import { sealRequest } from '../../src/authority/protocol/envelope.ts';
@@ -19,8 +18,8 @@ import type { SandboxAccount } from '../../sandbox/accounts.ts';
 import { readAllowList } from '../../sandbox/config.ts';
 import { generateIrms, issuedIrmCount } from '../../sandbox/irm-generator.ts';
 import type { SandboxProgram } from '../../sandbox/program.ts';
-import type { ScratchStorage } from './support.ts';
-import { PASSWORD, backends, issueCredentials, postJson, sandboxConfig, scratchStorage, startQuietSandbox } from './support.ts';
+import { backends, scratchDatabase } from '../support/harness.ts';
+import { PASSWORD, issueCredentials, postJson, sandboxConfig, startQuietSandbox } from './support.ts';
 
 const PROCESSING_DELAY_MS = 800;
 const FAST_RETRIES = { deadlineMs: 5_000, attemptTimeoutMs: 2_000, firstBackoffMs: 50, maxBackoffMs: 200 };
@@ -99,18 +98,6 @@ function pushMessage(lines: Record<string, unknown>[], changes: Partial<PushMess
   };
 }
 
-async function failsWith(promise: Promise<unknown>, kind: WireFailureKind): Promise<WireFailure> {
-  let failure: WireFailure | undefined;
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof WireFailure, String(error));
-    assert.equal(error.kind, kind, error.message);
-    failure = error;
-    return true;
-  });
-  assert.ok(failure);
-  return failure;
-}
-
 /** A random seven-digit shipping bill number, so one eBRC can be found by it. */
 function invoiceNumber(): string {
   return String(1_000_000 + Math.floor(Math.random() * 9_000_000));
@@ -118,7 +105,7 @@ function invoiceNumber(): string {
 
 for (const backend of backends()) {
   describe(`the sandbox authority program (${backend})`, () => {
-    let storage: ScratchStorage;
+    let storage: Awaited<ReturnType<typeof scratchDatabase>>;
     let program: SandboxProgram;
     let client: DgftClient;
     let demo: CredentialSet;
@@ -166,7 +153,7 @@ for (const backend of backends()) {
     };
 
     before(async () => {
-      storage = await scratchStorage(backend);
+      storage = await scratchDatabase(backend, { empty: true });
       program = await startQuietSandbox(sandboxConfig(storage, { processingDelayMs: PROCESSING_DELAY_MS }));
       client = createDgftClient({ baseUrl: program.url, retry: FAST_RETRIES });
       demo = await issueCredentials(program.url, 'demo.exporter');

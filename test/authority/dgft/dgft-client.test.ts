@@ -2,8 +2,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createDgftClient } from '../../../src/authority/dgft/dgft-client.ts';
 import type { DgftClient, DgftClientOptions } from '../../../src/authority/dgft/dgft-client.ts';
-import { WireFailure } from '../../../src/authority/dgft/wire-failure.ts';
-import type { WireFailureKind } from '../../../src/authority/dgft/wire-failure.ts';
+import { failsWith } from '../../support/wire-failures.ts';
 import type { PushMessage } from '../../../src/authority/authority.ts';
 import { OPERATION_PATHS, REQUEST_NOT_RECEIVED_CODE } from '../../../src/authority/protocol/messages.ts';
 import type { FakeAuthority } from './fake-authority.ts';
@@ -40,18 +39,6 @@ let clock: number;
 
 function client(options: Partial<DgftClientOptions> = {}): DgftClient {
   return createDgftClient({ baseUrl: authority.url, retry: FAST_RETRIES, now: () => clock, ...options });
-}
-
-async function failsWith(promise: Promise<unknown>, kind: WireFailureKind): Promise<WireFailure> {
-  let failure: WireFailure | undefined;
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof WireFailure, String(error));
-    assert.equal(error.kind, kind, error.message);
-    failure = error;
-    return true;
-  });
-  assert.ok(failure);
-  return failure;
 }
 
 function fetchIrms(dgft: DgftClient) {
