@@ -5,7 +5,8 @@ import type { Branch, IrmProfile, Remitter } from './irm-generator.ts';
  * its behaviour:
  * - normal: validates, and every later call works;
  * - credentials_expired: the check fails as the real authority's does once an exporter's credentials expire;
- * - outage / slow: validates, but every later call (IRMs, push, status) fails with an outage resp. never answers.
+ * - outage / slow: validates (a token, and a credential check's one-day IRM read), but every other call (IRMs, push,
+ *   status, eBRCs) fails with an outage resp. never answers.
  * Any username with OUTAGE_PASSWORD or SLOW_PASSWORD makes the credential check itself fail that way.
  */
 export const SANDBOX_PASSWORD = 'Sandbox@123';

@@ -153,7 +153,8 @@ export function createSandboxAuthority(options: { db: Db; processingDelayMs: num
           .returning('request_id')
           .executeTakeFirst();
         if (stored === undefined) {
-          return refusal([messageError('requestId', 'ERR09', `requestId ${requestId} has been received before.`), ...errors]);
+          // The requestId alone answers: its other problems were answered to the push that first used it.
+          return refusal([messageError('requestId', 'ERR09', `requestId ${requestId} has been received before.`)]);
         }
         if (!accepted) return refusal(errors);
 

@@ -9,12 +9,14 @@ import { createSandboxAuthority } from './authority.ts';
 import type { SandboxConfig } from './config.ts';
 import { createTokenStore, loadCredentialRegistry } from './credentials.ts';
 import { buildSandboxServer } from './server.ts';
-import { openSandboxDatabase } from './store/database.ts';
+import { openSandboxDatabase, type SandboxDatabase } from './store/database.ts';
 
 export type SandboxProgram = {
   /** Where it listens, e.g. http://127.0.0.1:3100: the base URL of every operation. */
   url: string;
   port: number;
+  /** Its storage, for reading what the authority holds (the tests' invariants); the program writes it alone. */
+  database: SandboxDatabase;
   /** Stops listening and closes every connection, lets the work under way finish, closes the storage. */
   close(): Promise<void>;
 };
@@ -51,6 +53,7 @@ export async function startSandbox(
     return {
       url: `http://${isIP(config.host) === 6 ? `[${config.host}]` : config.host}:${port}`,
       port,
+      database,
       close() {
         closing ??= (async () => {
           await app.close();

@@ -6,7 +6,8 @@
  *   the IP allow-list (403) → x-api-key, a known key (401 "Unauthorized", the gateway's authorizer) → the rate limit
  *   of that key's client (429 with Retry-After) → Content-Type and the envelope headers, in their exact case (ERR02)
  *   → client_id, the key's own (ERR01) → accessToken, live and issued to that client (401) → the account's behaviour
- *   (expired: ERR01; outage: 503; slow: no answer) → the envelope (ERR03-ERR06) → the operation.
+ *   (expired: ERR01) → the envelope (ERR03-ERR06) → the account's behaviour (outage: 503; slow: no answer; both
+ *   except for a credential check's one-day fetchIRMDetails) → the operation.
  * ERRxx answers are `{errorCode, errorMessage}`; the gateway's other answers are `{message}`.
  *
  * Values that make a push misbehave on purpose (billNo of any line):
@@ -179,8 +180,6 @@ export function buildSandboxServer(options: SandboxServerOptions): FastifyInstan
         return reply.code(401).send({ message: 'The access token is not valid for this client, or has expired.' });
       }
       if (set.account.behaviour === 'credentials_expired') return sendError(reply, 'ERR01', expiredMessage(set));
-      if (set.account.behaviour === 'outage') return unavailable(reply);
-      if (set.account.behaviour === 'slow') return hold(request, reply);
 
       try {
         const opened = await openRequest({
@@ -190,6 +189,9 @@ export function buildSandboxServer(options: SandboxServerOptions): FastifyInstan
           authorityPrivateKey: credentials.authorityPrivateKey,
           userPublicKey: set.userPublicKey,
         });
+        if (set.account.behaviour !== 'normal' && !isCredentialCheck(operation, opened.message)) {
+          return set.account.behaviour === 'outage' ? unavailable(reply) : hold(request, reply);
+        }
         const outcome = await operations[operation](set, opened.message, request.log);
         if (outcome.kind === 'outage') return unavailable(reply);
         if (outcome.kind === 'hang') return hold(request, reply);
@@ -225,17 +227,28 @@ export function buildSandboxServer(options: SandboxServerOptions): FastifyInstan
     return reply.send(credentials.credentialFile(set));
   });
 
+  // `program` says which program answers: `npm start` reuses a sandbox already on SANDBOX_PORT only when it is one.
   app.get('/health', async (request, reply) => {
     try {
       await sql`select 1`.execute(options.db);
-      return reply.send({ status: 'ok' });
+      return reply.send({ status: 'ok', program: 'authority-sandbox' });
     } catch (error) {
       request.log.error({ err: error }, 'the health check cannot reach the database');
-      return reply.code(503).send({ status: 'unavailable' });
+      return reply.code(503).send({ status: 'unavailable', program: 'authority-sandbox' });
     }
   });
 
   return app;
+}
+
+/**
+ * What a credential check sends after its token (a service's check: the IEC's IRMs of one day). outage.exporter and
+ * slow.exporter answer it, so they validate; every other call of theirs meets the outage or is held.
+ */
+function isCredentialCheck(operation: EnvelopedOperation, message: Record<string, unknown>): boolean {
+  if (operation !== 'fetchIRMDetails') return false;
+  const { irmFromDate, irmToDate } = message;
+  return typeof irmFromDate === 'string' && irmFromDate !== '' && irmFromDate === irmToDate;
 }
 
 /** The caller's address as the allow-list compares it: an IPv4 caller of an IPv6 socket as plain IPv4. */

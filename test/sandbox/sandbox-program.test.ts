@@ -7,12 +7,13 @@ import { createDgftClient } from '../../src/authority/dgft/dgft-client.ts';
 import type { DgftClient } from '../../src/authority/dgft/dgft-client.ts';
 import { failsWith } from '../support/wire-failures.ts';
 import type { CredentialSet } from '../../src/authority/protocol/credentials.ts';
-import { credentialSetToText } from '../../src/authority/protocol/credentials.ts';
+import { credentialSetToText, parseCredentialSet } from '../../src/authority/protocol/credentials.ts';
 import { sealRequest } from '../../src/authority/protocol/envelope.ts';
 import { OPERATION_PATHS } from '../../src/authority/protocol/messages.ts';
+import { sealClientSecret } from '../../src/authority/protocol/token-secret.ts';
 import { parseIsoDate, toDdMMyyyy } from '../../src/domain/dates.ts';
 import { centsToNumber, formatCents, parseDecimalString } from '../../src/domain/money.ts';
-import { BANNED_PURPOSE_CODES } from '../../src/domain/purpose-codes.ts';
+import { BANNED_PURPOSE_CODES, VALID_PURPOSE_CODES } from '../../src/domain/purpose-codes.ts';
 import { SANDBOX_ACCOUNTS, findSandboxAccount } from '../../sandbox/accounts.ts';
 import type { SandboxAccount } from '../../sandbox/accounts.ts';
 import { readAllowList } from '../../sandbox/config.ts';
@@ -25,7 +26,10 @@ const PROCESSING_DELAY_MS = 800;
 const FAST_RETRIES = { deadlineMs: 5_000, attemptTimeoutMs: 2_000, firstBackoffMs: 50, maxBackoffMs: 200 };
 // For calls that are meant to meet an outage or no answer at all.
 const SHORT_RETRIES = { deadlineMs: 1_200, attemptTimeoutMs: 1_000, firstBackoffMs: 50, maxBackoffMs: 100 };
+// For the failing accounts' every call: each one only has to show how it fails.
+const TINY_RETRIES = { deadlineMs: 400, attemptTimeoutMs: 300, firstBackoffMs: 50, maxBackoffMs: 100 };
 const DAY_MS = 86_400_000;
+const NORMAL_ACCOUNTS = ['demo.exporter', 'services.exporter', 'vostro.exporter', 'bulk.exporter'];
 
 function account(username: string): SandboxAccount {
   const found = findSandboxAccount(username);
@@ -184,6 +188,7 @@ for (const backend of backends()) {
         sets.set(owner.username, file);
       }
       assert.equal(new Set([...sets.values()].map((file) => file.client_Id)).size, sets.size);
+      assert.equal(new Set([...sets.values()].map((file) => file.iecCode)).size, sets.size, 'every account has its own IEC');
       assert.equal(new Set([...sets.values()].map((file) => file.dgftpublicKey)).size, 1, 'one authority key for the whole sandbox');
       assert.deepEqual(await (await issue({ username: 'demo.exporter', password: PASSWORD })).json(), sets.get('demo.exporter'));
 
@@ -198,6 +203,7 @@ for (const backend of backends()) {
       await refused({ username: 'nobody.exporter', password: PASSWORD }, 401, 'credentials_invalid');
       assert.match(await refused({ username: 'expired.exporter', password: PASSWORD }, 401, 'credentials_expired'), /expired/);
       await refused({ username: 'demo.exporter', password: 'Outage@502' }, 502, 'unavailable');
+      await refused({ username: 'anyone', password: 'Outage@502' }, 502, 'unavailable');
       await refused({ username: 'demo.exporter' }, 400, 'invalid_request');
       await assert.rejects(issue({ username: 'demo.exporter', password: 'Slow@504' }, AbortSignal.timeout(300)), { name: 'TimeoutError' });
     });
@@ -227,6 +233,49 @@ for (const backend of backends()) {
       assert.equal(inRange.length, 9);
       assert.deepEqual(inRange, fetched.filter((irm) => irm.irmIssueDate >= '2025-06-01' && irm.irmIssueDate <= '2025-06-03'));
       assert.deepEqual(await client.fetchIrmDetails(demo, { iecCode: 'OTHER00000' }), []);
+      assert.deepEqual(await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, irmNumber: 'NO-SUCH-IRM' }), []);
+    });
+
+    test('every account\'s IRMs are well-formed, with its own profile, numbers unique across accounts; bulk.exporter has thousands', async () => {
+      const numbers = new Set<string>();
+      const served = new Map<string, AuthorityIrm[]>();
+      for (const username of NORMAL_ACCOUNTS) {
+        const owner = account(username);
+        const set = username === 'demo.exporter' ? demo : await issueCredentials(program.url, username);
+        const countBefore = issuedIrmCount(owner.irmProfile, new Date());
+        const irms = await client.fetchIrmDetails(set, { iecCode: owner.iecCode });
+        const countAfter = issuedIrmCount(owner.irmProfile, new Date());
+        assert.ok(irms.length >= countBefore && irms.length <= countAfter, `${username}: ${irms.length} IRMs, ${countBefore}-${countAfter} issued`);
+        served.set(username, irms);
+        for (const irm of irms) {
+          numbers.add(irm.irmNumber);
+          assert.ok(irm.irmNumber.length <= 50, irm.irmNumber);
+          assert.match(irm.ifscCode, /^[A-Z]{4}0[A-Z0-9]{6}$/);
+          assert.match(irm.remittanceAdCode, /^\d{7}$/);
+          assert.match(irm.remittanceFCC, /^[A-Z]{3}$/);
+          for (const value of [irm.remittanceFCCAmount, irm.irmAvailableAmt, irm.irmUtilizedAmt]) assert.match(value, /^\d+\.\d{2}$/);
+          // The balance the sandbox keeps: what is mapped plus what is left is the remittance (demo's IRMs are pushed on).
+          assert.equal(parseDecimalString(irm.irmAvailableAmt) + parseDecimalString(irm.irmUtilizedAmt), parseDecimalString(irm.remittanceFCCAmount));
+          if (username !== 'demo.exporter') assert.equal(irm.irmUtilizedAmt, '0.00');
+          assert.equal(irm.ormAmountFCC, '0.00');
+          assert.equal(irm.iecCode, owner.iecCode);
+          assert.equal(irm.panNumber, owner.panNumber);
+          assert.ok(VALID_PURPOSE_CODES.has(irm.purposeOfRemittance), irm.purposeOfRemittance);
+          if (username !== 'demo.exporter') assert.ok(!BANNED_PURPOSE_CODES.has(irm.purposeOfRemittance), `${username}: ${irm.purposeOfRemittance}`);
+          const daysBefore = (Date.parse(irm.irmIssueDate) - Date.parse(irm.remittanceDate)) / DAY_MS;
+          assert.ok(daysBefore >= 0 && daysBefore <= 3, `${irm.remittanceDate} → ${irm.irmIssueDate}`);
+        }
+      }
+      const total = [...served.values()].reduce((sum, irms) => sum + irms.length, 0);
+      assert.equal(numbers.size, total, 'IRM numbers are unique across accounts');
+
+      const demoIrms = served.get('demo.exporter') ?? [];
+      assert.deepEqual(new Set(demoIrms.map((irm) => irm.remittanceFCC)), new Set(['USD', 'EUR', 'GBP', 'INR']));
+      assert.ok(new Set(demoIrms.map((irm) => irm.purposeOfRemittance)).size >= 5);
+      assert.ok(demoIrms.some((irm) => BANNED_PURPOSE_CODES.has(irm.purposeOfRemittance)), 'demo.exporter shows the purpose codes that cannot make an eBRC');
+      assert.deepEqual(new Set(served.get('services.exporter')?.map((irm) => irm.purposeOfRemittance)), new Set(['P0802', 'P0803', 'P0807', 'P0103']));
+      assert.ok(served.get('vostro.exporter')?.every((irm) => irm.remittanceFCC === 'INR'));
+      assert.ok((served.get('bulk.exporter')?.length ?? 0) > 4_500, `bulk has ${served.get('bulk.exporter')?.length} IRMs`);
     });
 
     test('a push is acknowledged at once with its amounts reserved, and processed after the delay into unique eBRC numbers', async () => {
@@ -244,14 +293,22 @@ for (const backend of backends()) {
       assert.match(ack.ackId ?? '', /^ACK-/);
       assert.deepEqual(ack.errorDetails, []);
       assert.equal(ack.recordResCount, 2);
-      assert.equal((await currentIrm(first.irmNumber)).irmUtilizedAmt, firstMapped);
+      const reserved = await currentIrm(first.irmNumber);
+      assert.equal(reserved.irmUtilizedAmt, firstMapped);
+      assert.equal(parseDecimalString(reserved.irmAvailableAmt) + parseDecimalString(reserved.irmUtilizedAmt), parseDecimalString(first.remittanceFCCAmount));
       assert.equal((await currentIrm(second.irmNumber)).irmAvailableAmt, '0.00');
 
       const pending = await client.getRequestStatus(demo, message.requestId);
       assert.equal(pending?.processingStatus, 'Pending');
       assert.deepEqual(pending?.records.map((record) => record.status), ['PENDING', 'PENDING']);
 
+      // Once the delay has passed, status calls that meet the processing (theirs or the program's own) agree.
+      await sleep(PROCESSING_DELAY_MS);
+      const [one, other] = await Promise.all([client.getRequestStatus(demo, message.requestId), client.getRequestStatus(demo, message.requestId)]);
+      assert.deepEqual(one, other);
+      assert.notEqual(one?.processingStatus, 'Pending');
       const status = await processed(message.requestId);
+      assert.deepEqual(status, one);
       assert.equal(status.processingStatus, 'Processed');
       assert.equal(status.ackId, ack.ackId);
       assert.equal(status.recordProCount, 2);
@@ -264,6 +321,7 @@ for (const backend of backends()) {
         generatedEbrcs.push(record.ebrcNumber ?? '');
       }
       assert.equal(new Set(status.records.map((record) => record.ebrcNumber)).size, 2);
+      assert.equal((await currentIrm(first.irmNumber)).irmUtilizedAmt, firstMapped, 'a generated line keeps its amount mapped');
     });
 
     test('SANDBOX-FAIL: the line fails at processing (ERR40) and its amount goes back, without anyone asking', async () => {
@@ -297,6 +355,25 @@ for (const backend of backends()) {
       generatedEbrcs.push(status.records.find((record) => record.serialNo === 1)?.ebrcNumber ?? '');
     });
 
+    test('a push whose every line fails at processing ends Errored, with everything given back', async () => {
+      const irm = takeIrm();
+      const message = pushMessage([
+        lineFor(irm, { serialNo: 1, mapped: share(irm.irmAvailableAmt, 1n, 2n), billNo: 'SANDBOX-FAIL' }),
+        lineFor(irm, { serialNo: 2, mapped: share(irm.irmAvailableAmt, 1n, 4n), billNo: 'SANDBOX-FAIL' }),
+      ]);
+      await pushAccepted(message);
+      const status = await processed(message.requestId);
+      assert.equal(status.ackStatus, 'Validated');
+      assert.ok(status.ackId);
+      assert.equal(status.processingStatus, 'Errored');
+      assert.equal(status.recordProCount, 0);
+      assert.equal(status.recordFailCount, 2);
+      assert.deepEqual(status.records.map((record) => [record.status, record.ebrcNumber, record.errorDetails.map((detail) => detail.code)]),
+        [['FAILED', null, ['ERR40']], ['FAILED', null, ['ERR40']]]);
+      const after = await currentIrm(irm.irmNumber);
+      assert.deepEqual([after.irmAvailableAmt, after.irmUtilizedAmt], [irm.remittanceFCCAmount, '0.00']);
+    });
+
     test('rule violations are a Failed acknowledgement with their codes, and a reused requestId is ERR09', async () => {
       const irm = takeIrm();
       const half = share(irm.irmAvailableAmt, 1n, 2n);
@@ -328,6 +405,35 @@ for (const backend of backends()) {
       assert.equal((await currentIrm(irm.irmNumber)).irmUtilizedAmt, half, 'refusals reserve nothing');
     });
 
+    test('more refusals: ERR38 for lines that together map more than the IRM holds, ERR07, ERR36; a refused push\'s requestId is taken too', async () => {
+      const irm = takeIrm();
+      const half = share(irm.irmAvailableAmt, 1n, 2n);
+      const refusal = async (message: PushMessage): Promise<string[]> => {
+        const outcome = await client.pushIrmToGenEbrc(demo, message);
+        assert.equal(outcome.kind, 'acknowledged', JSON.stringify(outcome));
+        const ack = outcome.kind === 'acknowledged' ? outcome.acknowledgement : assert.fail();
+        assert.equal(ack.ackStatus, 'Failed');
+        assert.equal(ack.ackId, null);
+        return ack.errorDetails.map((detail) => detail.code);
+      };
+
+      assert.deepEqual(await refusal(pushMessage([
+        lineFor(irm, { serialNo: 1, mapped: half }),
+        { ...lineFor(irm, { serialNo: 2, mapped: half }), mappedIRMAmountFCC: amount(share(irm.irmAvailableAmt, 3n, 4n)) },
+      ])), ['ERR38', 'ERR38']);
+      assert.deepEqual(await refusal(pushMessage([lineFor(irm, { serialNo: 1, mapped: half })], { requestId: 'x'.repeat(51) })), ['ERR07']);
+      assert.deepEqual(await refusal(pushMessage([lineFor(irm, { serialNo: 1, mapped: half })], { decalarationFlag: '' })), ['ERR36']);
+
+      const countMismatch = pushMessage([lineFor(irm, { serialNo: 1, mapped: half })], { recordResCount: 2 });
+      assert.deepEqual(await refusal(countMismatch), ['ERR08']);
+      const stored = await client.getRequestStatus(demo, countMismatch.requestId);
+      assert.deepEqual([stored?.ackStatus, stored?.processingStatus, stored?.errorDetails.map((detail) => detail.code)], ['Failed', 'Errored', ['ERR08']]);
+      const again = pushMessage([lineFor(irm, { serialNo: 1, mapped: half })], { requestId: countMismatch.requestId });
+      assert.deepEqual(await client.pushIrmToGenEbrc(demo, again), { kind: 'already_received', requestId: countMismatch.requestId });
+      const current = await currentIrm(irm.irmNumber);
+      assert.deepEqual([current.irmAvailableAmt, current.irmUtilizedAmt], [irm.remittanceFCCAmount, '0.00'], 'refusals reserve nothing');
+    });
+
     test('concurrent pushes against one IRM never map more than it holds', async () => {
       const irm = takeIrm();
       const third = share(irm.irmAvailableAmt, 1n, 3n);
@@ -340,6 +446,37 @@ for (const backend of backends()) {
       }
       const after = await currentIrm(irm.irmNumber);
       assert.equal(after.irmUtilizedAmt, third);
+    });
+
+    test('pushes that each quote the balance they see race, and the balance never goes below zero', async () => {
+      const irm = takeIrm();
+      const third = share(irm.irmAvailableAmt, 1n, 3n);
+      const outcomes = await Promise.all(Array.from({ length: 10 }, async () => {
+        const seen = await currentIrm(irm.irmNumber);
+        return client.pushIrmToGenEbrc(demo, pushMessage([lineFor(seen, { serialNo: 1, mapped: third })]));
+      }));
+      const acks = outcomes.map((outcome) => (outcome.kind === 'acknowledged' ? outcome.acknowledgement : assert.fail(JSON.stringify(outcome))));
+      const accepted = acks.filter((ack) => ack.ackStatus === 'Validated').length;
+      assert.ok(accepted >= 1 && accepted <= 3, `${accepted} accepted`);
+      for (const ack of acks.filter((candidate) => candidate.ackStatus === 'Failed')) {
+        assert.ok(ack.errorDetails.every((detail) => detail.code === 'ERR23' || detail.code === 'ERR38'), JSON.stringify(ack.errorDetails));
+      }
+      const after = await currentIrm(irm.irmNumber);
+      const available = parseDecimalString(after.irmAvailableAmt);
+      const utilised = parseDecimalString(after.irmUtilizedAmt);
+      assert.ok(available >= 0n);
+      assert.equal(available + utilised, parseDecimalString(irm.remittanceFCCAmount));
+      assert.equal(utilised, parseDecimalString(third) * BigInt(accepted));
+    });
+
+    test('getRequestStatus knows only the pushes of the asking account: another account\'s requestId is unknown to it', async () => {
+      assert.equal(await client.getRequestStatus(demo, `unknown-${randomUUID()}`), null);
+      const irm = takeIrm();
+      const message = pushMessage([lineFor(irm, { serialNo: 1, mapped: '1.00' })]);
+      await pushAccepted(message);
+      const services = await issueCredentials(program.url, 'services.exporter');
+      assert.equal(await client.getRequestStatus(services, message.requestId), null);
+      assert.equal((await client.getRequestStatus(demo, message.requestId))?.ackStatus, 'Validated');
     });
 
     test('a push of 999 lines, a body of more than 1 MiB, is accepted', async () => {
@@ -396,15 +533,57 @@ for (const backend of backends()) {
       assert.deepEqual(await client.pushIrmToGenEbrc(demo, lost), { kind: 'already_received', requestId: lost.requestId });
       const status = await client.getRequestStatus(demo, lost.requestId);
       assert.equal(status?.ackStatus, 'Validated');
+      assert.match(status?.ackId ?? '', /^ACK-/);
       assert.equal((await currentIrm(irm.irmNumber)).irmUtilizedAmt, '1.00');
     });
 
-    test('outage.exporter finds the authority down and slow.exporter gets no answer, once they hold their credentials', async () => {
-      const impatient = createDgftClient({ baseUrl: program.url, retry: SHORT_RETRIES });
+    test('outage.exporter finds the authority down and slow.exporter gets no answer at every call, once they hold their credentials', async () => {
+      const impatient = createDgftClient({ baseUrl: program.url, retry: TINY_RETRIES });
       const outage = await issueCredentials(program.url, 'outage.exporter');
       const slow = await issueCredentials(program.url, 'slow.exporter');
+      // Both validate: a token is issued; what follows fails.
+      assert.ok(await impatient.getAccessToken(outage));
+      assert.ok(await impatient.getAccessToken(slow));
+      const emptyPush = (iecNumber: string) => pushMessage([], { iecNumber });
       await failsWith(impatient.fetchIrmDetails(outage, { iecCode: outage.iecCode }), 'unavailable');
+      await failsWith(impatient.pushIrmToGenEbrc(outage, emptyPush(outage.iecCode)), 'unavailable');
+      await failsWith(impatient.getRequestStatus(outage, 'any'), 'unavailable');
+      await failsWith(impatient.fetchEbrcDetails(outage, { iecCode: outage.iecCode }), 'unavailable');
+      await failsWith(impatient.fetchIrmDetails(slow, { iecCode: slow.iecCode }), 'timeout');
+      await failsWith(impatient.pushIrmToGenEbrc(slow, emptyPush(slow.iecCode)), 'timeout');
       await failsWith(impatient.getRequestStatus(slow, 'any'), 'timeout');
+    });
+
+    test('expired.exporter\'s set, which the login no longer hands out, is refused with ERR01 at every call', async () => {
+      // Its set as the sandbox keeps it (read from its storage, never written): what an exporter downloaded before
+      // the credentials expired.
+      const row = await program.database.db
+        .selectFrom('authority_sandbox.credential_sets')
+        .selectAll()
+        .where('account_username', '=', 'expired.exporter')
+        .executeTakeFirstOrThrow();
+      const parsed = parseCredentialSet({
+        iecCode: row.iec_code,
+        client_Id: row.client_id,
+        client_secret: row.client_secret,
+        'x-Api-Key': row.api_key,
+        dgftpublicKey: demo.authorityPublicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
+        userprivateKey: row.user_private_key,
+      }, 'spec-sha256');
+      assert.ok(parsed.ok, JSON.stringify(parsed));
+      const expired = parsed.credentials;
+      assert.equal(expired.iecCode, account('expired.exporter').iecCode);
+      const refusedToken = await failsWith(client.getAccessToken(expired), 'credentials_invalid');
+      assert.deepEqual([refusedToken.httpStatus, refusedToken.authorityCode], [401, 'ERR01']);
+      await failsWith(client.fetchIrmDetails(expired, { iecCode: expired.iecCode }), 'credentials_invalid');
+      await failsWith(client.pushIrmToGenEbrc(expired, pushMessage([], { iecNumber: expired.iecCode })), 'credentials_invalid');
+      await failsWith(client.getRequestStatus(expired, 'any'), 'credentials_invalid');
+      // The sandbox says why, in the ERR01 body of the token call.
+      const answer = await postJson(`${program.url}${OPERATION_PATHS.getAccessToken}`,
+        { client_id: expired.clientId, client_secret: await sealClientSecret(expired.clientSecret) }, { 'x-api-key': expired.apiKey });
+      assert.equal(answer.status, 401);
+      assert.equal(answer.body.errorCode, 'ERR01');
+      assert.match(answer.body.errorMessage, /expired/);
     });
 
     test('a wrong envelope profile is ERR05, a wrong user key ERR06; a set issued for java-pbkdf2 speaks it', async () => {
