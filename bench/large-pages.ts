@@ -3,11 +3,13 @@
  * 100 requests of 999 lines takes, four at a time.
  *
  * Seeds one customer with 100 processed requests of 999 lines each (every field of a pushed line, an eBRC number per
- * line: about 1 MB of JSON per request) by SQL on a scratch database, starts the service as `npm start` does (same Node
- * flags, src/main.ts, no poller), reads the page with limit=100 once alone and then four at a time for several rounds,
+ * line: about 1 MB of JSON per request) by SQL on a scratch database, starts the sandbox authority (sandbox/main.ts, on
+ * storage of its own) for the service's AUTHORITY_URL and the service as `npm start` does (same Node flags, src/main.ts,
+ * no poller: the page reads never call the authority), reads the page with limit=100 once alone and then four at a time for several rounds,
  * and prints the service process's peak RSS (VmHWM, reset before the rounds, and VmRSS sampled every 100 ms) and the
- * time per page. The scratch database is bench/tmp/large-pages (embedded) or the PostgreSQL database `ebrc_large_pages`
- * (BENCH_POSTGRES_URL is the admin connection, default postgres://postgres@127.0.0.1:5432/postgres), dropped at the end.
+ * time per page. The scratch database is bench/tmp/large-pages (embedded; the sandbox's is bench/tmp/large-pages-sandbox)
+ * or the PostgreSQL database `ebrc_large_pages` (the sandbox in its schema authority_sandbox; BENCH_POSTGRES_URL is the
+ * admin connection, default postgres://postgres@127.0.0.1:5432/postgres), dropped at the end.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -20,6 +22,7 @@ import { insertCustomer } from '../src/store/customers.ts';
 import { openDatabase, type Database } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { RssSampler, freePort, rssOf, startServer } from './lib/processes.ts';
+import { startSandboxProgram } from './lib/sandbox.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TMP = path.join(ROOT, 'bench', 'tmp');
@@ -133,7 +136,9 @@ function median(values: number[]): number {
 async function main(): Promise<void> {
   const backend = flags.postgres ? 'postgres' : 'embedded';
   const dataDir = path.join(TMP, 'large-pages');
+  const sandboxDir = path.join(TMP, 'large-pages-sandbox');
   fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.rmSync(sandboxDir, { recursive: true, force: true });
   if (flags.postgres) {
     await admin(`drop database if exists ${DATABASE_NAME} with (force)`);
     await admin(`create database ${DATABASE_NAME}`);
@@ -144,54 +149,67 @@ async function main(): Promise<void> {
     const seedStartedAt = performance.now();
     const database = await openDatabase({ databaseUrl: databaseEnv.DATABASE_URL || undefined, dataDir });
     const { apiKey, customerId } = await seed(database).finally(() => database.close());
-    process.stderr.write(`seeded in ${((performance.now() - seedStartedAt) / 1000).toFixed(1)} s; starting the service…\n`);
+    process.stderr.write(`seeded in ${((performance.now() - seedStartedAt) / 1000).toFixed(1)} s; starting the sandbox authority and the service…\n`);
 
-    const service = await startServer({
-      name: 'service-large-pages',
-      script: path.join(ROOT, 'src', 'main.ts'),
-      nodeFlags: startScriptFlags(),
-      env: {
-        ...databaseEnv,
-        HOST: '127.0.0.1',
-        RUN_POLLER: 'false',
-        LOG_LEVEL: 'warn',
-        ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-        RATE_LIMIT_PER_SECOND: '1000000',
-        RATE_LIMIT_BURST: '1000000',
-      },
+    const sandbox = await startSandboxProgram({
+      name: 'sandbox-large-pages',
+      storage: flags.postgres ? { databaseUrl: postgresUrl() } : { dataDir: sandboxDir },
       port: await freePort(),
-      readyPath: '/ready',
+      processingDelayMs: 3_000,
       logDir: path.join(TMP, 'logs'),
-      startTimeoutMs: 120_000,
     });
     try {
-      const url = `${service.baseUrl}/api/v1/genebrc?platformCustomerId=${customerId}&limit=100`;
-      const idleRss = rssOf(service.pid);
-      const alone = await readPage(url, apiKey);
-      const sampler = new RssSampler(service.pid);
-      sampler.start();
-      const concurrent: PageRead[] = [];
-      const roundSeconds: number[] = [];
-      for (let round = 0; round < ROUNDS; round += 1) {
-        const startedAt = performance.now();
-        concurrent.push(...(await Promise.all(Array.from({ length: CONCURRENCY }, () => readPage(url, apiKey)))));
-        roundSeconds.push((performance.now() - startedAt) / 1000);
+      const service = await startServer({
+        name: 'service-large-pages',
+        script: path.join(ROOT, 'src', 'main.ts'),
+        nodeFlags: startScriptFlags(),
+        env: {
+          ...databaseEnv,
+          AUTHORITY_URL: sandbox.baseUrl,
+          HOST: '127.0.0.1',
+          RUN_POLLER: 'false',
+          LOG_LEVEL: 'warn',
+          ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+          RATE_LIMIT_PER_SECOND: '1000000',
+          RATE_LIMIT_BURST: '1000000',
+        },
+        port: await freePort(),
+        readyPath: '/ready',
+        logDir: path.join(TMP, 'logs'),
+        startTimeoutMs: 120_000,
+      });
+      try {
+        const url = `${service.baseUrl}/api/v1/genebrc?platformCustomerId=${customerId}&limit=100`;
+        const idleRss = rssOf(service.pid);
+        const alone = await readPage(url, apiKey);
+        const sampler = new RssSampler(service.pid);
+        sampler.start();
+        const concurrent: PageRead[] = [];
+        const roundSeconds: number[] = [];
+        for (let round = 0; round < ROUNDS; round += 1) {
+          const startedAt = performance.now();
+          concurrent.push(...(await Promise.all(Array.from({ length: CONCURRENCY }, () => readPage(url, apiKey)))));
+          roundSeconds.push((performance.now() - startedAt) / 1000);
+        }
+        const peakRss = sampler.stop();
+        const times = concurrent.map((read) => read.milliseconds);
+        const lines = [
+          `GenEBRC page: ${REQUESTS} requests of ${LINES} lines, ${(alone.bytes / MB).toFixed(1)} MB, ${alone.chunked ? 'streamed (chunked)' : 'one body (Content-Length)'}; ${backend} database`,
+          `service RSS idle (after start): ${(idleRss / MB).toFixed(0)} MB`,
+          `one page alone: ${alone.milliseconds.toFixed(0)} ms`,
+          `${CONCURRENCY} pages at once, ${ROUNDS} rounds: peak RSS ${(peakRss / MB).toFixed(0)} MB; per page median ${median(times).toFixed(0)} ms, ` +
+            `max ${Math.max(...times).toFixed(0)} ms; per round median ${median(roundSeconds).toFixed(2)} s`,
+        ];
+        process.stdout.write(`${lines.join('\n')}\n`);
+      } finally {
+        await service.stop();
       }
-      const peakRss = sampler.stop();
-      const times = concurrent.map((read) => read.milliseconds);
-      const lines = [
-        `GenEBRC page: ${REQUESTS} requests of ${LINES} lines, ${(alone.bytes / MB).toFixed(1)} MB, ${alone.chunked ? 'streamed (chunked)' : 'one body (Content-Length)'}; ${backend} database`,
-        `service RSS idle (after start): ${(idleRss / MB).toFixed(0)} MB`,
-        `one page alone: ${alone.milliseconds.toFixed(0)} ms`,
-        `${CONCURRENCY} pages at once, ${ROUNDS} rounds: peak RSS ${(peakRss / MB).toFixed(0)} MB; per page median ${median(times).toFixed(0)} ms, ` +
-          `max ${Math.max(...times).toFixed(0)} ms; per round median ${median(roundSeconds).toFixed(2)} s`,
-      ];
-      process.stdout.write(`${lines.join('\n')}\n`);
     } finally {
-      await service.stop();
+      await sandbox.stop();
     }
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(sandboxDir, { recursive: true, force: true });
     if (flags.postgres) await admin(`drop database if exists ${DATABASE_NAME} with (force)`);
   }
 }

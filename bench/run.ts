@@ -1,11 +1,16 @@
 /**
  * `npm run bench` (full) or `npm run bench -- --quick` (the same shape in under two minutes).
  *
- * For PostgreSQL, then the embedded database: recreates and seeds a database, starts the bare
- * reference route (PostgreSQL only) and the service as child processes, sets up customers to push
- * for through the API, drives every scenario with autocannon while sampling the service's memory,
- * and writes bench/results/<time>-<mode>.md (and .json). A full run also refreshes the summary in
+ * For PostgreSQL, then the embedded database: recreates a database, starts the sandbox authority
+ * (sandbox/main.ts, a child process on storage of its own: the schema authority_sandbox of that
+ * PostgreSQL database, or its own embedded folder), seeds the service's database with customers that
+ * hold the API credential sets the sandbox issued, starts the bare reference route (PostgreSQL only)
+ * and the service (AUTHORITY_URL: the sandbox) as child processes, sets up customers to push for
+ * through the API, drives every scenario with autocannon while sampling the service's memory, and
+ * writes bench/results/<time>-<mode>.md (and .json). A full run also refreshes the summary in
  * docs/performance.md. Progress goes to stderr; the report's path to stdout.
+ *
+ * Flags: --quick, --skip-postgres, --skip-embedded (the quickest run: --quick --skip-postgres).
  */
 import type { AutocannonRequest } from 'autocannon';
 import { execFileSync } from 'node:child_process';
@@ -16,12 +21,14 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import type { CredentialSet } from '../src/authority/protocol/credentials.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { ApiClient, allIrms, irmPagePath, type ApiIrm, type IrmPage } from './lib/api.ts';
 import { load, type LoadOptions, type Measured } from './lib/load.ts';
 import { CpuMeter, RssSampler, freePort, heapOf, rssOf, startServer, type Server } from './lib/processes.ts';
 import { ProgressBar, formatCount, log } from './lib/progress.ts';
 import { IrmPool } from './lib/pushes.ts';
+import { SANDBOX_APPLICATION_NAME, SANDBOX_PASSWORD, issueCredentialSet, sandboxSettings, startSandboxProgram, type SandboxStorage } from './lib/sandbox.ts';
 import {
   renderReport,
   renderSummary,
@@ -31,7 +38,7 @@ import {
   type ScenarioKind,
   type ScenarioResult,
 } from './lib/report.ts';
-import { seed, type Seeded, type Volumes } from './lib/seed.ts';
+import { SANDBOX_USERNAMES, seed, type Seeded, type Volumes } from './lib/seed.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TMP = path.join(ROOT, 'bench', 'tmp');
@@ -112,9 +119,12 @@ const serviceEnv: Record<string, string> = {
   RATE_LIMIT_BURST: '1000000',
   // Seeded customers count as pulled now: a refresh within a day answers from the store.
   IRM_REFRESH_INTERVAL_SECONDS: '86400',
-  SANDBOX_PROCESSING_DELAY_MS: '3000',
   POLL_INTERVAL_SECONDS: '2',
+  // AUTHORITY_URL is the sandbox's, started for each backend.
+  AUTHORITY_MODE: 'sandbox',
 };
+/** How long the sandbox takes to process an accepted push. */
+const SANDBOX_PROCESSING_DELAY_MS = 3_000;
 
 /** Node's flags in `npm start` (package.json), so that the benchmark measures the service as it is started. */
 function startScriptFlags(): string[] {
@@ -203,7 +213,7 @@ async function setUpPushCustomers(api: ApiClient): Promise<Map<string, ApiIrm[]>
     });
     await api.expect(200, 'POST', `/api/v1/platform-customers/${customer.id}/check-authority-credentials`, {
       authorityUsername: account,
-      authorityPassword: 'Sandbox@123',
+      authorityPassword: SANDBOX_PASSWORD,
     });
     // The first refresh pulls the account's IRMs from the sandbox; the rest of the pages come from the store.
     irmsByCustomer.set(customer.id, await allIrms(api, customer.id));
@@ -330,27 +340,51 @@ async function runScenario(spec: ScenarioSpec, cpu: CpuMeter, push?: { api: ApiC
   return chosen;
 }
 
-async function prepareDatabase(backend: 'postgres' | 'embedded', volumes: Volumes): Promise<{ seeded: Seeded; env: Record<string, string> }> {
+/**
+ * A new database for the service and new storage for the sandbox (the schema authority_sandbox of the same PostgreSQL
+ * database, or a folder of its own beside the embedded one); starts the sandbox (into `servers`), asks it for the
+ * accounts' API credential sets as an exporter would, and seeds the service's database with them.
+ */
+async function prepareDatabase(
+  backend: 'postgres' | 'embedded',
+  volumes: Volumes,
+  servers: Server[],
+): Promise<{ seeded: Seeded; env: Record<string, string>; sandbox: Server }> {
+  let url: string | undefined;
+  let sandboxStorage: SandboxStorage;
+  const dataDir = path.join(TMP, `embedded-${mode}`);
   if (backend === 'postgres') {
     await withAdmin(async (client) => {
       await client.query(`drop database if exists "${benchDatabase}" with (force)`);
       await client.query(`create database "${benchDatabase}"`);
     });
-    const url = databaseUrl(benchDatabase);
-    const database = await openDatabase({ databaseUrl: url, dataDir: TMP });
-    try {
-      const seeded = await seed(database, volumes, encryptionKey, os.availableParallelism());
-      return { seeded, env: { DATABASE_URL: url } };
-    } finally {
-      await database.close();
-    }
+    url = databaseUrl(benchDatabase);
+    sandboxStorage = { databaseUrl: url };
+  } else {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    const sandboxDir = path.join(TMP, `sandbox-embedded-${mode}`);
+    fs.rmSync(sandboxDir, { recursive: true, force: true });
+    sandboxStorage = { dataDir: sandboxDir };
   }
-  const dataDir = path.join(TMP, `embedded-${mode}`);
-  fs.rmSync(dataDir, { recursive: true, force: true });
-  const database = await openDatabase({ dataDir });
+  const sandboxStartedAt = performance.now();
+  const sandbox = await startSandboxProgram({
+    name: `sandbox-${backend}`,
+    storage: sandboxStorage,
+    port: await freePort(),
+    processingDelayMs: SANDBOX_PROCESSING_DELAY_MS,
+    logDir: path.join(TMP, 'logs'),
+  });
+  servers.push(sandbox);
+  const credentialSets = new Map<string, CredentialSet>();
+  for (const username of SANDBOX_USERNAMES) credentialSets.set(username, await issueCredentialSet(sandbox.baseUrl, username));
+  log(`sandbox authority started in ${((performance.now() - sandboxStartedAt) / 1000).toFixed(1)} s at ${sandbox.baseUrl} (pid ${sandbox.pid}); ` +
+    `${credentialSets.size} API credential sets issued`);
+
+  const database = await openDatabase(url === undefined ? { dataDir } : { databaseUrl: url, dataDir: TMP });
   try {
-    const seeded = await seed(database, volumes, encryptionKey, 1);
-    return { seeded, env: { DATABASE_URL: '', DATA_DIR: dataDir } };
+    const seeded = await seed(database, volumes, encryptionKey, credentialSets, url === undefined ? 1 : os.availableParallelism());
+    const env: Record<string, string> = url === undefined ? { DATABASE_URL: '', DATA_DIR: dataDir } : { DATABASE_URL: url };
+    return { seeded, env: { ...env, AUTHORITY_URL: sandbox.baseUrl }, sandbox };
   } finally {
     await database.close();
   }
@@ -359,9 +393,9 @@ async function prepareDatabase(backend: 'postgres' | 'embedded', volumes: Volume
 async function runBackend(backend: 'postgres' | 'embedded'): Promise<BackendResult> {
   const volumes = plan[backend];
   log(`\n== ${backend === 'postgres' ? `PostgreSQL (database ${benchDatabase})` : 'embedded database (PGlite)'}: seeding`);
-  const { seeded, env } = await prepareDatabase(backend, volumes);
   const servers: Server[] = [];
   try {
+    const { seeded, env, sandbox } = await prepareDatabase(backend, volumes, servers);
     const bare = backend === 'postgres'
       ? await startServer({ name: 'bare-route', script: path.join(ROOT, 'bench', 'bare-server.ts'), env, port: await freePort(), readyPath: '/health', logDir: path.join(TMP, 'logs') })
       : undefined;
@@ -488,12 +522,18 @@ async function runBackend(backend: 'postgres' | 'embedded'): Promise<BackendResu
     const admin = backend === 'postgres' ? new pg.Client({ connectionString: adminUrl }) : undefined;
     await admin?.connect();
     try {
-      const sessions = async (): Promise<number[]> =>
-        admin ? (await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [benchDatabase])).rows.map((row) => row.pid) : [];
+      // The sandbox's sessions of the same database are its own group, apart from the service's.
+      const sessions = async (): Promise<{ pid: number; group: string }[]> =>
+        admin
+          ? (await admin.query<{ pid: number; application_name: string }>(
+            'select pid, application_name from pg_stat_activity where datname = $1', [benchDatabase])).rows
+            .map((row) => ({ pid: row.pid, group: row.application_name === SANDBOX_APPLICATION_NAME ? 'sandbox database' : 'database' }))
+          : [];
+      const groupOf = (server: Server): string => (server === sandbox ? 'sandbox' : server.name === 'bare-route' ? 'bare route' : 'service');
       const cpu = new CpuMeter(async () => [
         { pid: process.pid, group: 'load generator' },
-        ...servers.map((server) => ({ pid: server.pid, group: server.name === 'bare-route' ? 'bare route' : 'service' })),
-        ...(await sessions()).map((pid) => ({ pid, group: 'database' })),
+        ...servers.map((server) => ({ pid: server.pid, group: groupOf(server) })),
+        ...(await sessions()),
       ]);
       for (const spec of scenarios) {
         results.push(await runScenario(spec, cpu, spec.kind === 'push' ? { api, pool } : undefined));
@@ -561,6 +601,7 @@ async function main(): Promise<void> {
       quietWaitSeconds: plan.quietWaitSeconds,
       quietBudgetSeconds: plan.quietBudgetSeconds,
       serviceEnv,
+      sandboxEnv: sandboxSettings(SANDBOX_PROCESSING_DELAY_MS),
     },
     backends,
   };

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { DEFAULT_ENVELOPE_PROFILE, ENVELOPE_PROFILES, isEnvelopeProfile, type EnvelopeProfile } from './authority/protocol/envelope.ts';
 
@@ -18,7 +19,20 @@ export type Config = {
   runPoller: boolean;
   housekeepingIntervalSeconds: number;
   authorityEnvelopeProfile: EnvelopeProfile;
+  /** sandbox: the sandbox program (its own credential-set login); dgft: the real authority. */
+  authorityMode: AuthorityMode;
+  /** The base of the authority's operations; in sandbox mode, unset means "start the sandbox program beside". */
+  authorityUrl: string | undefined;
+  /** The base of getAccessToken, when it is not authorityUrl. */
+  authorityTokenUrl: string | undefined;
+  /** The address the authority sees this service call from, named when it answers 403. */
+  authorityEgressIp: string | undefined;
+  /** Where the sandbox program started beside the service listens. */
+  sandboxPort: number;
 };
+
+export const AUTHORITY_MODES = ['sandbox', 'dgft'] as const;
+export type AuthorityMode = (typeof AUTHORITY_MODES)[number];
 
 export class ConfigError extends Error {}
 
@@ -41,6 +55,20 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
+function httpUrl(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http:// or https:// URL`);
+  }
+  // Not quoted back: a URL may carry a password.
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http:// or https:// URL, not ${url.protocol}`);
+  return raw.replace(/\/+$/, '');
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Reads the whole configuration from the environment; a bad value stops the start with a message naming it. */
@@ -56,6 +84,18 @@ export function loadConfig(env: Env = process.env): Config {
   const envelopeProfile = env.AUTHORITY_ENVELOPE_PROFILE || DEFAULT_ENVELOPE_PROFILE;
   if (!isEnvelopeProfile(envelopeProfile)) {
     throw new ConfigError(`AUTHORITY_ENVELOPE_PROFILE must be one of ${ENVELOPE_PROFILES.join(', ')}, got "${envelopeProfile}"`);
+  }
+  const authorityMode = env.AUTHORITY_MODE || 'sandbox';
+  if (!AUTHORITY_MODES.includes(authorityMode as AuthorityMode)) {
+    throw new ConfigError(`AUTHORITY_MODE must be one of ${AUTHORITY_MODES.join(', ')}, got "${authorityMode}"`);
+  }
+  const authorityUrl = httpUrl(env, 'AUTHORITY_URL');
+  if (authorityMode === 'dgft' && authorityUrl === undefined) {
+    throw new ConfigError("AUTHORITY_MODE=dgft needs AUTHORITY_URL, the base of the authority's eBRC API");
+  }
+  const authorityEgressIp = env.AUTHORITY_EGRESS_IP || undefined;
+  if (authorityEgressIp !== undefined && isIP(authorityEgressIp) === 0) {
+    throw new ConfigError(`AUTHORITY_EGRESS_IP must be an IP address, got "${authorityEgressIp}"`);
   }
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -78,5 +118,10 @@ export function loadConfig(env: Env = process.env): Config {
     runPoller: boolean(env, 'RUN_POLLER', true),
     housekeepingIntervalSeconds: integer(env, 'HOUSEKEEPING_INTERVAL_SECONDS', 600, 1, 86_400),
     authorityEnvelopeProfile: envelopeProfile,
+    authorityMode: authorityMode as AuthorityMode,
+    authorityUrl,
+    authorityTokenUrl: httpUrl(env, 'AUTHORITY_TOKEN_URL'),
+    authorityEgressIp,
+    sandboxPort: integer(env, 'SANDBOX_PORT', 3100, 1, 65535),
   };
 }

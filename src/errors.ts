@@ -1,3 +1,5 @@
+import type { AuthorityError } from './authority/authority.ts';
+
 /**
  * Every error code the API answers with (contract 1), its HTTP status and title. The one table:
  * the error handler renders from it, the OpenAPI document and docs/errors.md list it.
@@ -10,6 +12,7 @@ export const ERROR_TABLE = {
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   customer_email_taken: { status: 409, title: 'Email already used by another customer' },
   customer_not_verified: { status: 409, title: 'Customer not verified with the authority' },
+  authority_api_credentials_missing: { status: 409, title: 'Authority API credential set missing' },
   idempotency_key_in_use: { status: 409, title: 'Idempotency key in use' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
@@ -18,6 +21,8 @@ export const ERROR_TABLE = {
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },
   authority_unavailable: { status: 502, title: 'Authority unavailable' },
+  authority_misconfigured: { status: 502, title: "This service's connection to the authority is misconfigured" },
+  authority_ip_not_whitelisted: { status: 502, title: "This service's address is not whitelisted at the authority" },
   authority_timeout: { status: 504, title: 'Authority timed out' },
 } as const;
 
@@ -56,4 +61,31 @@ export class AppError extends Error {
 
 export function notFound(what: string): AppError {
   return new AppError('not_found', `${what} was not found.`);
+}
+
+/** The problem an authority failure is answered with: its code in the table, and what to do about it. */
+export function authorityProblem(error: AuthorityError): { code: ErrorCode; detail: string } {
+  switch (error.failure) {
+    case 'credentials_invalid':
+      return { code: 'authority_credentials_invalid', detail: 'The authority did not accept these credentials.' };
+    case 'credentials_expired':
+      return { code: 'authority_credentials_invalid', detail: 'These credentials have expired at the authority; the exporter must renew them.' };
+    case 'ip_not_whitelisted':
+      return {
+        code: 'authority_ip_not_whitelisted',
+        detail: error.egressIp === null
+          ? "The authority refused this service's address (HTTP 403): the address it calls from must be whitelisted at the authority (set AUTHORITY_EGRESS_IP to have it named here)."
+          : `The authority refused this service's address (HTTP 403): whitelist ${error.egressIp} at the authority (API Consumer Settings > Add IP).`,
+      };
+    case 'misconfigured':
+      return {
+        code: 'authority_misconfigured',
+        detail: `The authority could not read our side of the protocol${error.authorityCode === null ? '' : ` (${error.authorityCode})`}` +
+          `${error.profile === null ? '' : ` with envelope profile ${error.profile}`}: an operator must check the credential set, its envelope profile and the authority's URLs.`,
+      };
+    case 'unavailable':
+      return { code: 'authority_unavailable', detail: 'The authority is unavailable; try again later.' };
+    case 'timeout':
+      return { code: 'authority_timeout', detail: 'The authority did not answer in time; try again later.' };
+  }
 }

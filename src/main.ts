@@ -1,13 +1,40 @@
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { SandboxBesideError, sandboxBeside, type SandboxBeside } from './sandbox-beside.ts';
 import { createService } from './service.ts';
 import { createPlatform } from './services/platforms.ts';
 import { anyPlatformExists } from './store/platforms.ts';
 import { DataDirLockedError } from './store/data-dir-lock.ts';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const loaded = loadConfig();
+  // Sandbox mode with no AUTHORITY_URL: reuse the sandbox program on SANDBOX_PORT, or start it beside (it outlives us).
+  const sandbox = await sandboxBeside(loaded);
+  const config = sandbox === undefined ? loaded : { ...loaded, authorityUrl: sandbox.url };
+  try {
+    await serve(config, sandbox);
+  } catch (error) {
+    // Not stopped: another service starting at the same time may be using it already.
+    if (sandbox?.how === 'started') {
+      process.stderr.write(`ebrc-gateway: the sandbox authority started at ${sandbox.url} (pid ${sandbox.pid}) keeps running; SIGTERM it to stop it.\n`);
+    }
+    throw error;
+  }
+}
+
+async function serve(config: Config, sandbox: SandboxBeside | undefined): Promise<void> {
   const service = await createService({ config });
   const log = service.app.log;
+  if (sandbox !== undefined) {
+    const { how, url, pid, logFile } = sandbox;
+    // Nested: pino's own `pid` is the service's.
+    log.info(
+      { sandbox: how === 'started' ? { how, url, pid, logFile } : { how, url } },
+      how === 'started'
+        ? `using the sandbox authority at ${url}: started it beside the service (pid ${pid}, log ${logFile}); it keeps running when the service stops`
+        : `using the sandbox authority at ${url}: reused the one already running there`,
+    );
+    sandbox.onExit((code, signal) => log.warn({ sandbox: { url, pid, code, signal, logFile } }, 'the sandbox authority started beside the service has exited'));
+  }
 
   if (service.database.kind === 'embedded' && !(await anyPlatformExists(service.database.db))) {
     const { platform, apiKey } = await createPlatform(service.database.db, 'Demo platform');
@@ -50,7 +77,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DataDirLockedError) {
+  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof SandboxBesideError) {
     process.stderr.write(`ebrc-gateway: ${error.message}\n`);
   } else {
     process.stderr.write(`ebrc-gateway failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -1,8 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Authority } from './authority/authority.ts';
 import { withDeadline } from './authority/deadline.ts';
-import { createSandboxAuthority } from './authority/sandbox/sandbox-authority.ts';
-import type { Config } from './config.ts';
+import { createDgftAuthority } from './authority/dgft/dgft-authority.ts';
+import { createDgftClient } from './authority/dgft/dgft-client.ts';
+import { createSandboxCredentialIssuer } from './authority/sandbox-issuer.ts';
+import { ConfigError, type Config } from './config.ts';
 import { buildApp, type Api } from './http/app.ts';
 import { Housekeeping } from './jobs/housekeeping.ts';
 import { RequestPoller } from './jobs/request-poller.ts';
@@ -17,6 +19,8 @@ import { openDatabase, type Database } from './store/database.ts';
 import { releaseAbandonedClaims } from './store/idempotency.ts';
 import { migrate } from './store/migrate.ts';
 
+const DEADLINE_BACKSTOP_MARGIN_MS = 250;
+
 export type Service = {
   app: Api;
   database: Database;
@@ -30,29 +34,43 @@ export type Service = {
 export type ServiceOptions = {
   config: Config;
   logger?: FastifyBaseLogger | boolean;
-  /** Replaces the sandbox (tests inject faults here). */
-  authority?: (database: Database) => Authority;
+  /** Wraps the authority adapter (tests inject faults here). */
+  authority?: (adapter: Authority) => Authority;
 };
 
 /** Opens the database, applies migrations, builds the app and starts the poller; does not listen. */
 export async function createService(options: ServiceOptions): Promise<Service> {
   const { config } = options;
+  const authorityUrl = config.authorityUrl;
+  if (authorityUrl === undefined) {
+    throw new ConfigError('AUTHORITY_URL is not set: the service reaches the authority (or the sandbox program) only over its wire protocol');
+  }
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let poller: RequestPoller | undefined;
   try {
     await migrate(database);
     // Keys a dead process held with nothing committed: on the embedded database they are free at once, not after a lease.
     if (database.kind === 'embedded') await releaseAbandonedClaims(database.db);
-    const authority = options.authority
-      ? options.authority(database)
-      : createSandboxAuthority({ database, processingDelayMs: config.sandboxProcessingDelayMs });
+    const adapter = createDgftAuthority(createDgftClient({
+      baseUrl: authorityUrl,
+      tokenBaseUrl: config.authorityTokenUrl,
+      egressIp: config.authorityEgressIp,
+      // One slow attempt may use the whole deadline; quick failures (5xx, 429, a reset) are retried within it.
+      retry: { deadlineMs: config.authorityTimeoutMs, attemptTimeoutMs: config.authorityTimeoutMs },
+    }));
+    const authority = options.authority ? options.authority(adapter) : adapter;
     const serverKey = loadServerKey(config);
     const vault = new CredentialsVault(serverKey.credentialsKey);
     await checkInstallationKey(database.db, serverKey, vault, { keyFile: config.encryptionKey ? undefined : keyFileOf(config.dataDir) });
     const context: ServiceContext = {
       config,
       db: database.db,
-      authority: withDeadline(authority, config.authorityTimeoutMs),
+      // A backstop behind the client's own deadline, a little later so that the client's more precise failure
+      // (unavailable after retries, say) is the one reported.
+      authority: withDeadline(authority, config.authorityTimeoutMs + DEADLINE_BACKSTOP_MARGIN_MS),
+      sandboxCredentials: config.authorityMode === 'sandbox'
+        ? createSandboxCredentialIssuer({ baseUrl: authorityUrl, defaultProfile: config.authorityEnvelopeProfile, timeoutMs: config.authorityTimeoutMs })
+        : null,
       serverKey,
       vault,
     };

@@ -17,10 +17,25 @@ test('defaults: port 3000 on 127.0.0.1, embedded database in ./data, 50/s with a
   assert.equal(config.runPoller, true);
   assert.ok(config.sandboxProcessingDelayMs > 0, 'the sandbox processes after a delay by default');
   assert.ok(config.apiKeyCacheSeconds > 0 && config.apiKeyCacheSeconds <= 60);
+  assert.equal(config.authorityMode, 'sandbox');
+  assert.equal(config.authorityUrl, undefined, 'no AUTHORITY_URL: npm start starts the sandbox program beside');
+  assert.equal(config.sandboxPort, 3100);
 });
 
 test('empty variables count as unset', () => {
-  const config = loadConfig({ PORT: '', DATABASE_URL: '', DATA_DIR: '', RATE_LIMIT_BURST: '', ENCRYPTION_KEY: '', RUN_POLLER: '' });
+  const config = loadConfig({
+    PORT: '',
+    DATABASE_URL: '',
+    DATA_DIR: '',
+    RATE_LIMIT_BURST: '',
+    ENCRYPTION_KEY: '',
+    RUN_POLLER: '',
+    AUTHORITY_MODE: '',
+    AUTHORITY_URL: '',
+    AUTHORITY_TOKEN_URL: '',
+    AUTHORITY_EGRESS_IP: '',
+    SANDBOX_PORT: '',
+  });
   assert.deepEqual(config, loadConfig({}));
 });
 
@@ -43,6 +58,11 @@ test('every variable is read', () => {
     RUN_POLLER: 'false',
     HOUSEKEEPING_INTERVAL_SECONDS: '90',
     AUTHORITY_ENVELOPE_PROFILE: 'java-pbkdf2',
+    AUTHORITY_MODE: 'dgft',
+    AUTHORITY_URL: 'https://apiebrc.dgft.gov.in/ebrc/',
+    AUTHORITY_TOKEN_URL: 'https://apiebrc.dgft.gov.in',
+    AUTHORITY_EGRESS_IP: '203.0.113.7',
+    SANDBOX_PORT: '3200',
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -61,11 +81,18 @@ test('every variable is read', () => {
     runPoller: false,
     housekeepingIntervalSeconds: 90,
     authorityEnvelopeProfile: 'java-pbkdf2',
+    authorityMode: 'dgft',
+    authorityUrl: 'https://apiebrc.dgft.gov.in/ebrc',
+    authorityTokenUrl: 'https://apiebrc.dgft.gov.in',
+    authorityEgressIp: '203.0.113.7',
+    sandboxPort: 3200,
   });
   assert.equal(loadConfig({ DATA_DIR: 'relative/folder' }).dataDir, path.resolve('relative/folder'));
   assert.equal(loadConfig({ RUN_POLLER: '1' }).runPoller, true);
   assert.equal(loadConfig({ RUN_POLLER: '0' }).runPoller, false);
   assert.equal(loadConfig({ DATABASE_URL: 'postgres://x@y/z' }).databaseUrl, 'postgres://x@y/z');
+  assert.equal(loadConfig({ AUTHORITY_URL: 'http://127.0.0.1:3100' }).authorityUrl, 'http://127.0.0.1:3100', 'sandbox mode takes an AUTHORITY_URL too');
+  assert.equal(loadConfig({ AUTHORITY_EGRESS_IP: '2001:db8::1' }).authorityEgressIp, '2001:db8::1');
 });
 
 const BAD_VALUES: Record<string, string[]> = {
@@ -83,6 +110,11 @@ const BAD_VALUES: Record<string, string[]> = {
   RUN_POLLER: ['yes', 'TRUE'],
   HOUSEKEEPING_INTERVAL_SECONDS: ['0', '86401', 'hourly'],
   AUTHORITY_ENVELOPE_PROFILE: ['spec', 'JAVA-PBKDF2'],
+  AUTHORITY_MODE: ['real', 'DGFT', 'production'],
+  AUTHORITY_URL: ['ftp://apiebrc.dgft.gov.in', 'apiebrc.dgft.gov.in/ebrc', 'localhost:3100', 'not a url'],
+  AUTHORITY_TOKEN_URL: ['file:///etc/passwd', 'token-host'],
+  AUTHORITY_EGRESS_IP: ['egress.example.com', '203.0.113', '203.0.113.7/32'],
+  SANDBOX_PORT: ['0', '65536', '-1', 'x'],
 };
 
 for (const [name, values] of Object.entries(BAD_VALUES)) {
@@ -100,6 +132,17 @@ for (const [name, values] of Object.entries(BAD_VALUES)) {
     }
   });
 }
+
+test('AUTHORITY_MODE=dgft without AUTHORITY_URL stops the start with a message naming both', () => {
+  for (const env of [{ AUTHORITY_MODE: 'dgft' }, { AUTHORITY_MODE: 'dgft', AUTHORITY_URL: '' }, { AUTHORITY_MODE: 'dgft', AUTHORITY_TOKEN_URL: 'https://x' }]) {
+    assert.throws(
+      () => loadConfig(env),
+      (error: unknown) => error instanceof ConfigError && /\bAUTHORITY_URL\b/.test(error.message) && /\bAUTHORITY_MODE\b/.test(error.message),
+      JSON.stringify(env),
+    );
+  }
+  assert.equal(loadConfig({ AUTHORITY_MODE: 'dgft', AUTHORITY_URL: 'https://a.example' }).authorityUrl, 'https://a.example');
+});
 
 test('the message of a bad number quotes the value and the allowed range', () => {
   assert.throws(() => loadConfig({ RATE_LIMIT_BURST: '-1' }), /RATE_LIMIT_BURST must be a whole number from 1 to [\d_,]+, got "-1"/);

@@ -5,8 +5,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import http from 'node:http';
 import { after, describe, test } from 'node:test';
+import { acquireDataDirLock as acquireSandboxDataDirLock, LOCK_FILE_NAME as SANDBOX_LOCK_FILE } from '../sandbox/store/data-dir-lock.ts';
 import { acquireDataDirLock } from '../src/store/data-dir-lock.ts';
+import { httpClient, NO_AUTHORITY } from './support/gateway.ts';
 
 const MAIN = path.join(import.meta.dirname, '../src/main.ts');
 const API_KEY = /ebrc_test_[1-9A-HJ-NP-Za-km-z]{22,}/g;
@@ -14,7 +17,13 @@ const LOCK_FILE = 'ebrc-gateway.lock';
 
 type Started = { child: ChildProcess; output: { stdout: string; stderr: string }; exited: Promise<number | null> };
 
+/** The service with the environment given plus NO_AUTHORITY: it starts no sandbox program beside it. */
 function start(env: Record<string, string>): Started {
+  return startMain({ AUTHORITY_URL: NO_AUTHORITY, ...env });
+}
+
+/** The service with only the environment given: with no AUTHORITY_URL it starts (or reuses) the sandbox program. */
+function startMain(env: Record<string, string>): Started {
   const child = spawn(process.execPath, [MAIN], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', RUN_POLLER: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -162,6 +171,177 @@ describe('start and stop on the embedded database', () => {
       assert.equal(fs.existsSync(path.join(dir, LOCK_FILE)), false);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+type LogEntry = { msg?: string; sandbox?: { how: 'started' | 'reused'; url: string; pid?: number; logFile?: string } };
+
+/** The service's first log line that `matches`, waiting for it; fails if the service exits first. */
+async function logEntry(started: Started, matches: (entry: LogEntry) => boolean): Promise<LogEntry> {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    for (const line of started.output.stdout.split('\n')) {
+      if (!line.startsWith('{')) continue;
+      const entry = JSON.parse(line) as LogEntry;
+      if (matches(entry)) return entry;
+    }
+    if (started.child.exitCode !== null || started.child.signalCode !== null) {
+      throw new Error(`the service exited (${started.child.exitCode ?? started.child.signalCode}): ${started.output.stderr}${started.output.stdout}`);
+    }
+    await sleep(100);
+  }
+  throw new Error(`no such log line: ${started.output.stdout}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('no AUTHORITY_URL: npm start runs the sandbox program beside the service, and it outlives the service', () => {
+  const dir = tempFolder();
+  const services: Started[] = [];
+  /** Every sandbox pid seen: the log line of a start, or the lock file of its data folder. */
+  const sandboxPids = new Set<number>();
+  let sandboxPort: number;
+  let sandboxPid: number;
+  let apiKey: string;
+  let customerId: string;
+
+  const lockHolder = (): number | undefined => {
+    try {
+      const pid = Number.parseInt(fs.readFileSync(path.join(dir, 'sandbox', SANDBOX_LOCK_FILE), 'utf8'), 10);
+      return Number.isInteger(pid) ? pid : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  // Even when a test fails: no service and no sandbox is left behind.
+  after(async () => {
+    for (const started of services) if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');
+    const holder = lockHolder();
+    if (holder !== undefined) sandboxPids.add(holder);
+    for (const pid of sandboxPids) if (isAlive(pid)) process.kill(pid, 'SIGTERM');
+    const deadline = Date.now() + 10_000;
+    while ([...sandboxPids].some(isAlive) && Date.now() < deadline) await sleep(50);
+    for (const pid of sandboxPids) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  });
+
+  const startBeside = (): Started => {
+    // PORT=0 and a free SANDBOX_PORT: nothing of another test (or of a developer's own sandbox on 3100) is touched.
+    const started = startMain({ DATA_DIR: dir, PORT: '0', SANDBOX_PORT: String(sandboxPort), SANDBOX_PROCESSING_DELAY_MS: '0' });
+    services.push(started);
+    return started;
+  };
+
+  test('the first start starts the sandbox, logs where, and a demo.exporter customer is verified through it', async () => {
+    sandboxPort = await freePort();
+    const started = startBeside();
+    const entry = await logEntry(started, (e) => e.sandbox !== undefined);
+    assert.equal(entry.sandbox?.how, 'started', JSON.stringify(entry));
+    assert.equal(entry.sandbox?.url, `http://127.0.0.1:${sandboxPort}`);
+    assert.equal(entry.sandbox?.logFile, path.join(dir, 'sandbox.log'));
+    assert.ok(Number.isInteger(entry.sandbox?.pid), JSON.stringify(entry));
+    sandboxPid = entry.sandbox!.pid!;
+    sandboxPids.add(sandboxPid);
+    assert.match(entry.msg ?? '', new RegExp(`^using the sandbox authority at .*: started it beside the service \\(pid ${sandboxPid},`));
+
+    const port = await listeningPort(started);
+    await waitForHealth(started, port);
+    const health = await fetch(`http://127.0.0.1:${sandboxPort}/health`);
+    assert.deepEqual(await health.json(), { status: 'ok', program: 'authority-sandbox' });
+    assert.equal(lockHolder(), sandboxPid, "the sandbox keeps its state in the service's data folder");
+    assert.ok(fs.readFileSync(path.join(dir, 'sandbox.log'), 'utf8').includes('the sandbox authority is listening'), 'its output goes to the log file');
+
+    const keys = started.output.stdout.match(API_KEY) ?? [];
+    assert.equal(keys.length, 1);
+    apiKey = keys[0]!;
+    const api = httpClient(`http://127.0.0.1:${port}`, apiKey);
+    const created = await api.request('POST', '/api/v1/platform-customers', { body: { name: 'Demo', email: 'beside@example.com', companyName: 'Demo Exports' } });
+    assert.equal(created.status, 201, created.text);
+    customerId = (created.body as { id: string }).id;
+    const checked = await api.request('POST', `/api/v1/platform-customers/${customerId}/check-authority-credentials`, {
+      body: { authorityUsername: 'demo.exporter', authorityPassword: 'Sandbox@123' },
+    });
+    assert.equal(checked.status, 200, checked.text);
+
+    // A crash: nothing of the service is closed, and the sandbox, a program of its own, goes on.
+    started.child.kill('SIGKILL');
+    await started.exited;
+    const afterCrash = await fetch(`http://127.0.0.1:${sandboxPort}/health`);
+    assert.equal(afterCrash.status, 200);
+    assert.ok(isAlive(sandboxPid));
+  });
+
+  test('a restart on the same data folder reuses that sandbox: the customer is still verified and its IRMs refresh', async () => {
+    assert.ok(customerId, 'the first test verified a customer');
+    const started = startBeside();
+    const entry = await logEntry(started, (e) => e.sandbox !== undefined);
+    assert.deepEqual(entry.sandbox, { how: 'reused', url: `http://127.0.0.1:${sandboxPort}` });
+    assert.match(entry.msg ?? '', /^using the sandbox authority at .*: reused the one already running/);
+    assert.equal(lockHolder(), sandboxPid, 'the same sandbox, not a second one');
+
+    const port = await listeningPort(started);
+    await waitForHealth(started, port);
+    const api = httpClient(`http://127.0.0.1:${port}`, apiKey);
+    const customer = await api.request('GET', `/api/v1/platform-customers/${customerId}`);
+    assert.equal(customer.status, 200, customer.text);
+    assert.equal((customer.body as { authorityCredentialsStatus: string }).authorityCredentialsStatus, 'valid');
+    const refreshed = await api.request('POST', '/api/v1/irm/refresh', { query: { platformCustomerId: customerId, limit: 5 }, body: {} });
+    assert.equal(refreshed.status, 200, refreshed.text);
+    const irms = refreshed.body as { data: { iecCode: string }[]; meta: { total: number } };
+    assert.ok(irms.meta.total > 0 && irms.data.length > 0, refreshed.text);
+
+    // SIGTERM to the service alone: it stops cleanly, and the sandbox stays for the next start.
+    assert.equal(await stop(started), 0, started.output.stderr);
+    assert.equal((await fetch(`http://127.0.0.1:${sandboxPort}/health`)).status, 200);
+  });
+
+  test('SIGTERM to the sandbox stops it and frees its data folder', async () => {
+    assert.ok(sandboxPid && isAlive(sandboxPid));
+    process.kill(sandboxPid, 'SIGTERM');
+    const deadline = Date.now() + 15_000;
+    while (isAlive(sandboxPid) && Date.now() < deadline) await sleep(50);
+    assert.equal(isAlive(sandboxPid), false);
+    assert.equal(lockHolder(), undefined);
+  });
+});
+
+describe('no AUTHORITY_URL, and the sandbox cannot be used: exit 1 with a message naming SANDBOX_PORT', { concurrency: true }, () => {
+  test('SANDBOX_PORT taken by another program: nothing is started', async () => {
+    const dir = tempFolder();
+    const other = http.createServer((_request, response) => response.end('{"status":"ok"}'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (other.address() as net.AddressInfo).port;
+      const started = startMain({ DATA_DIR: dir, PORT: '0', SANDBOX_PORT: String(port) });
+      assert.equal(await started.exited, 1);
+      assert.match(started.output.stderr, new RegExp(`^ebrc-gateway: SANDBOX_PORT ${port}: .* not the sandbox authority`, 'm'));
+      assert.equal(fs.existsSync(path.join(dir, 'sandbox')), false, 'no sandbox was started');
+    } finally {
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
+  });
+
+  test('the sandbox started exits at once (its data folder is held): the message names the log file and quotes its end', async () => {
+    const dir = tempFolder();
+    fs.mkdirSync(path.join(dir, 'sandbox'), { recursive: true });
+    const lock = acquireSandboxDataDirLock(path.join(dir, 'sandbox'));
+    try {
+      const started = startMain({ DATA_DIR: dir, PORT: '0', SANDBOX_PORT: String(await freePort()) });
+      assert.equal(await started.exited, 1);
+      assert.match(started.output.stderr, /SANDBOX_PORT \d+\) exited with code 1 before it answered/);
+      assert.ok(started.output.stderr.includes(path.join(dir, 'sandbox.log')), started.output.stderr);
+      assert.match(started.output.stderr, /in use by another process \(pid \d+\)/, 'the end of its log says why');
+      assert.equal(fs.existsSync(path.join(dir, LOCK_FILE)), false, 'the service opened nothing');
+    } finally {
+      lock.release();
     }
   });
 });

@@ -60,6 +60,8 @@ export type RunResult = {
     quietWaitSeconds: number;
     quietBudgetSeconds: number;
     serviceEnv: Record<string, string>;
+    /** The sandbox authority's settings besides its storage and port; absent in runs made before it was a program of its own. */
+    sandboxEnv?: Record<string, string>;
   };
   backends: BackendResult[];
 };
@@ -254,7 +256,7 @@ export function renderReport(run: RunResult): string {
     `- ${machine.cores} cores (${machine.cpuModel}), ${machine.memoryGiB.toFixed(0)} GiB memory, Linux ${machine.kernel}`,
     `- Node ${machine.node}; ${machine.postgres}; PGlite ${machine.pglite}`,
     `- Commit ${machine.commit}`,
-    `- Load generator, service, bare route and PostgreSQL share the machine (loopback only).`,
+    `- Load generator, service, sandbox authority, bare route and PostgreSQL share the machine (loopback only).`,
     '',
     '## Method',
     '',
@@ -262,8 +264,8 @@ export function renderReport(run: RunResult): string {
       'and lists, fewer for pushes (column conns). req/s counts 2xx answers; p50 and p99 are exact percentiles of the 2xx answers\' latencies.',
     '- CPU (notes): where the machine\'s two cores went during the scenario, as shares of the machine\'s CPU time (100% = both cores ' +
       'busy all the time): the load generator (autocannon in the benchmark\'s process), the service, the bare route, the database (PostgreSQL ' +
-      'sessions of the benchmark database; PGlite runs inside the service) and, in bold when 5% or more, other work on the machine, ' +
-      'which lowers that scenario\'s figures.',
+      'sessions of the benchmark database; PGlite runs inside the service), the sandbox authority (its process, and its PostgreSQL ' +
+      'sessions as "sandbox database") and, in bold when 5% or more, other work on the machine, which lowers that scenario\'s figures.',
     ...(settings.quietBudgetSeconds > 0
       ? [`- Shared machine: before each scenario the benchmark waits (up to ${settings.quietWaitSeconds} s) for a second in which other work takes ` +
         'under 10% of the CPU, and repeats a scenario that other work disturbed by 10% or more (at most twice), keeping the least disturbed ' +
@@ -276,7 +278,14 @@ export function renderReport(run: RunResult): string {
     '- Ratio: reads, share of the bare route\'s req/s; lists, p99 as a multiple of the bare route\'s p99; pushes, p50 as a multiple of the bare route\'s p50 (for scale only).',
     '- The bare route (bench/bare-server.ts): Fastify and `select * from platform_customers where id = $1` over a pg pool of 10, nothing else. ' +
       'It runs first and again before the pushes; the faster of the two runs is the reference.',
-    `- Service environment: ${Object.entries(settings.serviceEnv).map(([name, value]) => `\`${name}=${value}\``).join(', ')}.`,
+    `- Service environment: ${Object.entries(settings.serviceEnv).map(([name, value]) => `\`${name}=${value}\``).join(', ')}, ` +
+      '`AUTHORITY_URL` the sandbox authority\'s.',
+    ...(settings.sandboxEnv
+      ? ['- The sandbox authority: the separate program of `npm run sandbox` (sandbox/main.ts) in a process of its own, reached by the service over ' +
+        'the authority\'s wire protocol; its storage is the schema authority_sandbox of the benchmark\'s PostgreSQL database, or its own ' +
+        `embedded folder in the embedded run. Its environment: ${Object.entries(settings.sandboxEnv).map(([name, value]) => `\`${name}=${value}\``).join(', ')}. ` +
+        'The seeded customers hold the API credential sets it issued to its accounts (POST /sandbox/issueApiCredentials), sealed as a credential check stores them.']
+      : []),
     '- Lists page with limit 100 for IRMs (and page 1 once more at the default, 10) and the API default (10) for customers and GenEBRC ' +
       'requests. "dates" filters one year of issue dates, ' +
       'a third of the big customer\'s IRMs. Pushes map 0.01 from each of distinct, pushable IRMs of four customers verified with the sandbox accounts ' +

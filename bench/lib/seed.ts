@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CompiledQuery } from 'kysely';
+import { findSandboxAccount } from '../../sandbox/accounts.ts';
+import { credentialSetToText, type CredentialSet } from '../../src/authority/protocol/credentials.ts';
 import { CredentialsVault } from '../../src/services/credentials-vault.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
 import type { Database } from '../../src/store/database.ts';
@@ -30,8 +32,9 @@ export type Seeded = {
 /** Issue dates of the seeded IRMs span this many days up to today. */
 export const IRM_SPAN_DAYS = 1_095;
 const IRM_CHUNK_ROWS = 60_000;
-// Sealed into every seeded customer: the accounts that behave normally at the sandbox.
-const SANDBOX_USERNAMES = ['demo.exporter', 'services.exporter', 'vostro.exporter', 'bulk.exporter'];
+// The accounts that behave normally at the sandbox: each seeded customer holds one's login and API credential set.
+export const SANDBOX_USERNAMES = ['demo.exporter', 'services.exporter', 'vostro.exporter', 'bulk.exporter'];
+const SANDBOX_PASSWORD = 'Sandbox@123';
 
 const PLACES = ['Kaveri', 'Sahyadri', 'Narmada', 'Malabar', 'Coromandel', 'Deccan', 'Ganga', 'Konkan', 'Thar', 'Nilgiri', 'Vindhya', 'Aravalli'];
 const TRADES = ['Textiles', 'Spices', 'Engineering', 'Leather', 'Handicrafts', 'Pharma', 'Software', 'Gems', 'Agro', 'Chemicals', 'Auto Parts', 'Tea'];
@@ -78,13 +81,24 @@ async function inParallel<T>(items: readonly T[], parallelism: number, work: (it
   await Promise.all(Array.from({ length: Math.max(1, Math.min(parallelism, items.length)) }, worker));
 }
 
+/** A seeded customer as the SQL below reads it: its ordinal drives every pseudo-random choice. */
+type SeededCustomer = { id: string; ordinal: number; iec: string; pan: string };
+
 /**
  * Migrates a fresh database and fills it with set-based SQL: a platform and its API key (through
- * the service's own code), customers with sealed credentials, IRMs (in chunks, `parallelism` at a
- * time), GenEBRC requests and their lines, then VACUUM ANALYZE. Every value honours the schema's constraints; the data is deterministic apart
- * from ids.
+ * the service's own code), customers as a credential check leaves them (the sandbox account's IEC, the login and the
+ * API credential set the sandbox issued, both sealed), IRMs (in chunks, `parallelism` at a time), GenEBRC requests
+ * and their lines, then VACUUM ANALYZE. Every value honours the schema's constraints; the data is deterministic apart
+ * from ids. `credentialSets` holds the set of each of SANDBOX_USERNAMES, from the sandbox's issueApiCredentials; nothing
+ * of the sandbox's own storage is written here.
  */
-export async function seed(database: Database, volumes: Volumes, encryptionKey: Buffer, parallelism = 1): Promise<Seeded> {
+export async function seed(
+  database: Database,
+  volumes: Volumes,
+  encryptionKey: Buffer,
+  credentialSets: ReadonlyMap<string, CredentialSet>,
+  parallelism = 1,
+): Promise<Seeded> {
   const run = runnerOf(database);
   const startedAt = performance.now();
   const steps: Seeded['steps'] = [];
@@ -99,15 +113,25 @@ export async function seed(database: Database, volumes: Volumes, encryptionKey: 
   });
   const { platform, apiKey } = await createPlatform(database.db, 'Benchmark platform');
 
-  const customerIds = Array.from({ length: volumes.customers }, () => randomUUID());
+  const accounts = SANDBOX_USERNAMES.map((username) => {
+    const set = credentialSets.get(username);
+    const account = findSandboxAccount(username);
+    if (set === undefined || account === undefined) throw new Error(`no credential set of the sandbox account ${username} to seed with`);
+    if (set.iecCode !== account.iecCode) throw new Error(`the sandbox issued ${username} a set for IEC ${set.iecCode}, its account says ${account.iecCode}`);
+    return { username, set, text: credentialSetToText(set), pan: account.panNumber };
+  });
+  const customers: SeededCustomer[] = Array.from({ length: volumes.customers }, (_, index) => {
+    const account = accounts[index % accounts.length]!;
+    return { id: randomUUID(), ordinal: index + 1, iec: account.set.iecCode, pan: account.pan };
+  });
+  const customerIds = customers.map((customer) => customer.id);
   await step('customers', volumes.customers, async (bar) => {
     const vault = new CredentialsVault(encryptionKey);
-    const rows = customerIds.map((id, index) => {
-      const ordinal = index + 1;
+    const rows = customers.map(({ id, ordinal }, index) => {
       const place = PLACES[index % PLACES.length]!;
       const trade = TRADES[Math.floor(index / PLACES.length) % TRADES.length]!;
       const form = FORMS[index % FORMS.length]!;
-      const username = SANDBOX_USERNAMES[index % SANDBOX_USERNAMES.length]!;
+      const { username, set, text } = accounts[index % accounts.length]!;
       const slug = `${place}-${trade}`.toLowerCase().replaceAll(' ', '-');
       return {
         id,
@@ -115,21 +139,31 @@ export async function seed(database: Database, volumes: Volumes, encryptionKey: 
         email: `accounts+${ordinal}@${slug}.example`,
         company_name: `${place} ${trade} ${form}`,
         address: `${(ordinal % 90) + 1} Industrial Estate, ${place} Road`,
-        iec_code: `07${String(ordinal).padStart(8, '0')}`,
+        // What a credential check stores (services/authority-credentials.ts): the IEC of the issued set, the login
+        // and the set, each sealed for this customer, and what is shown of the set.
+        iec_code: set.iecCode,
         authority_username: username,
-        authority_credentials: vault.seal(id, { username, password: 'Sandbox@123' }),
+        authority_credentials: vault.seal(id, { username, password: SANDBOX_PASSWORD }),
+        authority_api_credentials: vault.sealApiCredentials(id, text),
+        authority_api_client_id: set.clientId,
+        authority_api_envelope_profile: set.envelopeProfile,
         // The oldest customer first: ordinal 1 (the big one) is on the customer list's last page.
         age_hours: (volumes.customers - index) * 13,
       };
     });
     await run(
       `insert into platform_customers (id, platform_id, name, email, type, company_name, address, is_active, iec_code,
-         authority_verified_at, authority_credentials_status, authority_username, authority_credentials, irms_pulled_at, created_at, updated_at)
+         authority_verified_at, authority_credentials_status, authority_username, authority_credentials,
+         authority_api_credentials, authority_api_iec_code, authority_api_client_id, authority_api_envelope_profile,
+         authority_api_credentials_updated_at, irms_pulled_at, created_at, updated_at)
        select r.id, $1::uuid, r.name, r.email, 'customer', r.company_name, r.address, true, r.iec_code,
-         now() - (r.age_hours - 1) * interval '1 hour', 'valid', r.authority_username, r.authority_credentials, now(),
+         now() - (r.age_hours - 1) * interval '1 hour', 'valid', r.authority_username, r.authority_credentials,
+         r.authority_api_credentials, r.iec_code, r.authority_api_client_id, r.authority_api_envelope_profile,
+         now() - (r.age_hours - 1) * interval '1 hour', now(),
          now() - r.age_hours * interval '1 hour', now() - (r.age_hours - 1) * interval '1 hour'
        from jsonb_to_recordset($2::jsonb) as r(id uuid, name text, email text, company_name text, address text,
-         iec_code text, authority_username text, authority_credentials text, age_hours integer)`,
+         iec_code text, authority_username text, authority_credentials text, authority_api_credentials text,
+         authority_api_client_id text, authority_api_envelope_profile text, age_hours integer)`,
       [platform.id, JSON.stringify(rows)],
     );
     bar.advance(rows.length);
@@ -137,17 +171,19 @@ export async function seed(database: Database, volumes: Volumes, encryptionKey: 
 
   await step('irms', totalIrms(volumes), async (bar) => {
     // The big customer alone, then groups of customers of about IRM_CHUNK_ROWS rows each.
-    const chunks: [number, number][] = [[1, 1]];
+    const chunks: SeededCustomer[][] = [customers.slice(0, 1)];
     const perChunk = Math.max(1, Math.floor(IRM_CHUNK_ROWS / Math.max(1, volumes.irmsPerCustomer)));
-    for (let from = 2; from <= volumes.customers; from += perChunk) chunks.push([from, Math.min(volumes.customers, from + perChunk - 1)]);
-    await inParallel(chunks, parallelism, async ([from, to]) => {
-      await bulkInsert(database, IRM_INSERT, [platform.id, from, to, IRM_SPAN_DAYS, volumes.bigCustomerIrms, volumes.irmsPerCustomer]);
-      bar.advance(from === 1 ? volumes.bigCustomerIrms : (to - from + 1) * volumes.irmsPerCustomer);
+    for (let from = 1; from < customers.length; from += perChunk) chunks.push(customers.slice(from, from + perChunk));
+    await inParallel(chunks, parallelism, async (chunk) => {
+      await bulkInsert(database, IRM_INSERT, [platform.id, JSON.stringify(chunk), IRM_SPAN_DAYS, volumes.bigCustomerIrms, volumes.irmsPerCustomer]);
+      bar.advance(chunk[0]!.ordinal === 1 ? volumes.bigCustomerIrms : chunk.length * volumes.irmsPerCustomer);
     });
   });
 
+  // The big customer and the customers after it that hold requests.
+  const requestCustomers = JSON.stringify(customers.slice(0, volumes.requestCustomers + 1));
   await step('genebrc requests', totalRequests(volumes), async (bar) => {
-    await bulkInsert(database, REQUEST_INSERT, [platform.id, volumes.bigCustomerRequests, volumes.requestCustomers, volumes.requestsPerCustomer]);
+    await bulkInsert(database, REQUEST_INSERT, [platform.id, requestCustomers, volumes.bigCustomerRequests, volumes.requestsPerCustomer]);
     bar.advance(totalRequests(volumes));
   });
 
@@ -155,7 +191,7 @@ export async function seed(database: Database, volumes: Volumes, encryptionKey: 
   await step('genebrc lines', totalRequests(volumes), async (bar) => {
     // generate_series over a column is estimated at 1,000 rows, which makes a hash join over every IRM look cheaper
     // than the ~3 unique-index lookups per request it really is.
-    await bulkInsert(database, LINE_INSERT, [platform.id, volumes.bigCustomerIrms, volumes.irmsPerCustomer], ['enable_hashjoin = off', 'enable_mergejoin = off']);
+    await bulkInsert(database, LINE_INSERT, [platform.id, requestCustomers, volumes.bigCustomerIrms, volumes.irmsPerCustomer], ['enable_hashjoin = off', 'enable_mergejoin = off']);
     lines = Number((await run('select count(*)::int as n from genebrc_request_lines'))[0]?.n ?? 0);
     bar.advance(totalRequests(volumes));
   });
@@ -180,14 +216,15 @@ export async function seed(database: Database, volumes: Volumes, encryptionKey: 
   return { platformId: platform.id, apiKey, customerIds, bigCustomerId: customerIds[0]!, counts, steps, seconds };
 }
 
-// $1 platform, $2-$3 customer ordinals, $4 span of issue dates in days, $5 IRMs of the big customer, $6 of the others.
-// Pseudo-random but deterministic: two hashes of (customer, sequence) drive every choice.
+// $1 platform, $2 the customers (JSON: id, ordinal, iec, pan), $3 span of issue dates in days, $4 IRMs of the big
+// customer (ordinal 1), $5 of the others. Pseudo-random but deterministic: two hashes of (customer ordinal, sequence)
+// drive every choice. IRM numbers carry the ordinal, so they are unique across customers that share a sandbox IEC.
 const IRM_INSERT = `
 insert into irms (id, platform_id, platform_customer_id, irm_number, irm_issue_date, ifsc_code, remittance_ad_code,
   remittance_date, remittance_fcc, remittance_fcc_amount, orm_amount_fcc, irm_available_amt, irm_utilized_amt,
   iec_code, pan_number, remitter_name, remitter_country, purpose_of_remittance, created_at, updated_at)
 select gen_random_uuid(), platform_id, customer_id,
-  'IR' || iec || lpad(seq::text, 7, '0'),
+  'IR07' || lpad(ordinal::text, 8, '0') || lpad(seq::text, 7, '0'),
   issued,
   (array['HDFC0000240', 'ICIC0000104', 'SBIN0004266', 'UTIB0000004'])[bank + 1],
   (array['0510002', '6390004', '0002331', '6910003'])[bank + 1],
@@ -218,24 +255,22 @@ from (
         a / 20 % 10 as usage,
         (b / 3 % 4)::int as bank,
         (a / 1000 % 3)::int as who,
-        current_date - ((n - seq)::bigint * $4::int / n)::int as issued
+        current_date - ((n - seq)::bigint * $3::int / n)::int as issued
       from (
-        select c.id as customer_id, c.platform_id, c.iec_code as iec, 'AABCB' || substr(c.iec_code, 7, 4) || 'B' as pan, c.n, g as seq,
+        select c.id as customer_id, $1::uuid as platform_id, c.ordinal, c.iec, c.pan, c.n, g as seq,
           (hashint8(c.ordinal * 10000019 + g) & 2147483647)::bigint as a,
           (hashint8(c.ordinal * 10000019 + g + 500000000000) & 2147483647)::bigint as b
         from (
-          select id, platform_id, iec_code, substr(iec_code, 3)::bigint as ordinal,
-            case when substr(iec_code, 3)::bigint = 1 then $5::int else $6::int end as n
-          from platform_customers
-          where platform_id = $1::uuid and iec_code like '07%' and substr(iec_code, 3)::bigint between $2::int and $3::int
+          select id, ordinal, iec, pan, case when ordinal = 1 then $4::int else $5::int end as n
+          from jsonb_to_recordset($2::jsonb) as customer(id uuid, ordinal bigint, iec text, pan text)
         ) c, generate_series(1, c.n) g
       ) hashed
     ) shaped
   ) priced
 ) used`;
 
-// $1 platform, $2 requests of the big customer, $3 how many other customers hold requests, $4 requests each.
-// Every request is final (nothing for the poller to pick up), created over the last year.
+// $1 platform, $2 the customers that hold requests (JSON: id, ordinal, iec), $3 requests of the big customer (ordinal 1),
+// $4 requests of each other one. Every request is final (nothing for the poller to pick up), created over the last year.
 const REQUEST_INSERT = `
 insert into genebrc_requests (id, platform_id, platform_customer_id, request_id, iec_number, record_res_count, upload_type,
   declaration_flag, status, authority_ack_id, error_details, processed_at, created_at, updated_at)
@@ -257,21 +292,18 @@ from (
          else 'FAILED' end as status,
     now() - interval '1 day' - ((n - seq)::float8 * 364 / n) * interval '1 day' as created
   from (
-    select c.id as customer_id, c.platform_id, c.iec_code as iec, c.n, g as seq,
+    select c.id as customer_id, $1::uuid as platform_id, c.iec, c.n, g as seq,
       hashint8(c.ordinal * 7000003 + g) & 2147483647 as h,
       (hashint8(c.ordinal * 7000003 + g + 900000000000) & 2147483647) % 5 + 1 as lines
     from (
-      select id, platform_id, iec_code, substr(iec_code, 3)::bigint as ordinal,
-        case when substr(iec_code, 3)::bigint = 1 then $2::int
-             when substr(iec_code, 3)::bigint <= $3::int + 1 then $4::int
-             else 0 end as n
-      from platform_customers
-      where platform_id = $1::uuid and iec_code like '07%'
+      select id, ordinal, iec, case when ordinal = 1 then $3::int else $4::int end as n
+      from jsonb_to_recordset($2::jsonb) as customer(id uuid, ordinal bigint, iec text)
     ) c, generate_series(1, c.n) g
   ) hashed
 ) shaped`;
 
-// $1 platform, $2 IRMs of the big customer, $3 of the others: each line maps one of its customer's seeded IRMs.
+// $1 platform, $2 the customers that hold requests (JSON: id, ordinal), $3 IRMs of the big customer, $4 of the others:
+// each line maps one of its customer's seeded IRMs.
 // eBRC numbers use 8… sequence numbers and past dates, so they never meet the sandbox's (today, 0…).
 const LINE_INSERT = `
 insert into genebrc_request_lines (request_id, line_index, serial_no, irm_id, irm_number, sb_cum_invoice_number,
@@ -300,14 +332,16 @@ select r.id, k - 1, k, i.id, i.irm_number, x.invoice, x.mapped, false,
        then jsonb_build_array(jsonb_build_object('serialNo', k, 'field', 'billNo', 'code', 'ERR40', 'message', 'Shipping bill not found at customs.'))
        else '[]'::jsonb end
 from genebrc_requests r
+join jsonb_to_recordset($2::jsonb) as c(id uuid, ordinal bigint) on c.id = r.platform_customer_id
 cross join generate_series(1, r.record_res_count) k
 cross join lateral (
   select
     case when r.status = 'PROCESSED' or (r.status = 'PARTIALLY_PROCESSED' and k > 1) then 'GENERATED' else 'FAILED' end as line_status,
     lpad(((hashint8(hashtext(r.request_id)::bigint * 31 + k) & 2147483647) % 9000000 + 1000000)::text, 7, '0') as invoice,
     1 + (hashint8(hashtext(r.request_id)::bigint * 37 + k) & 2147483647)
-      % (case when substr(r.iec_number, 3)::bigint = 1 then $2::int else $3::int end) as irm_seq,
+      % (case when c.ordinal = 1 then $3::int else $4::int end) as irm_seq,
     (((hashint8(hashtext(r.request_id)::bigint * 41 + k) & 2147483647) % 500000 + 100) / 100.0)::numeric(16, 2) as mapped
 ) x
-join irms i on i.platform_customer_id = r.platform_customer_id and i.irm_number = 'IR' || r.iec_number || lpad(x.irm_seq::text, 7, '0')
+join irms i on i.platform_customer_id = r.platform_customer_id
+  and i.irm_number = 'IR07' || lpad(c.ordinal::text, 8, '0') || lpad(x.irm_seq::text, 7, '0')
 where r.platform_id = $1::uuid`;

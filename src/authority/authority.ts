@@ -1,11 +1,15 @@
 /**
- * The trade authority as this service sees it. The sandbox implements it today; a production
- * adapter for the authority's real API (domain.md, "The authority's own API") will implement it later.
- * Money crosses this boundary as exact decimal text ("94404.25"), never as binary floating point.
+ * The trade authority as this service sees it: the five operations of its API, called with an exporter's API
+ * credential set. dgft/dgft-authority.ts implements it over the wire protocol (authority-wire.md), for the real
+ * authority and the sandbox program alike. Money crosses this boundary as exact decimal text ("94404.25"), never as
+ * binary floating point.
  */
 import type { ErrorDetail } from '../domain/push-rules.ts';
+import type { CredentialSet } from './protocol/credentials.ts';
+import type { EnvelopeProfile } from './protocol/envelope.ts';
 
-export type AuthorityCredentials = { username: string; password: string };
+/** The exporter's login at the authority's portal, as a credential check gives it. */
+export type PortalLogin = { username: string; password: string };
 
 export type CallOptions = { signal?: AbortSignal };
 
@@ -109,24 +113,70 @@ export type RequestStatusAnswer = {
   records: LineResult[];
 };
 
-export type AuthorityFailure = 'credentials_invalid' | 'credentials_expired' | 'unavailable' | 'timeout';
+/**
+ * credentials_invalid  HTTP 401 (after one token renewal) or ERR01: the client id or secret is wrong.
+ * credentials_expired  the exporter's account or credentials have expired (the sandbox's login says so).
+ * ip_not_whitelisted   HTTP 403: this service's egress IP is not on the authority's list.
+ * misconfigured        ERR02-ERR06, or an answer that fails its signature or decryption or does not read as the
+ *                      protocol says: our side of the protocol is wrong (profile, keys, URL), never the user's input.
+ * unavailable          429, 5xx or a failed connection, still so when the deadline came.
+ * timeout              the deadline passed, or the last attempt timed out.
+ */
+export type AuthorityFailure =
+  | 'credentials_invalid'
+  | 'credentials_expired'
+  | 'ip_not_whitelisted'
+  | 'misconfigured'
+  | 'unavailable'
+  | 'timeout';
 
+export type AuthorityFailureDetails = {
+  httpStatus?: number;
+  /** The authority's code (ERR01-ERR06, or another it sent), when it sent one. */
+  authorityCode?: string;
+  /** The envelope profile in use; always set for misconfigured. */
+  profile?: EnvelopeProfile;
+  /** For ip_not_whitelisted: the configured egress address the authority has to whitelist, when known. */
+  egressIp?: string;
+};
+
+/** Why a call to the authority failed. The error handler renders it from the error table. */
 export class AuthorityError extends Error {
   readonly failure: AuthorityFailure;
-  constructor(failure: AuthorityFailure, message: string) {
+  readonly httpStatus: number | null;
+  readonly authorityCode: string | null;
+  readonly profile: EnvelopeProfile | null;
+  readonly egressIp: string | null;
+  constructor(failure: AuthorityFailure, message: string, details: AuthorityFailureDetails = {}) {
     super(message);
     this.name = 'AuthorityError';
     this.failure = failure;
+    this.httpStatus = details.httpStatus ?? null;
+    this.authorityCode = details.authorityCode ?? null;
+    this.profile = details.profile ?? null;
+    this.egressIp = details.egressIp ?? null;
   }
 }
 
 export interface Authority {
-  /** Checks an exporter's credentials and tells its IEC; throws AuthorityError('credentials_invalid' | 'credentials_expired'). */
-  checkCredentials(credentials: AuthorityCredentials, options?: CallOptions): Promise<{ iecCode: string }>;
-  fetchIrms(credentials: AuthorityCredentials, query: IrmQuery, options?: CallOptions): Promise<AuthorityIrm[]>;
-  push(credentials: AuthorityCredentials, message: PushMessage, options?: CallOptions): Promise<PushAcknowledgement>;
+  /** Proves a credential set works: a token, then the set's IEC's IRMs. Throws AuthorityError when it does not. */
+  checkCredentials(credentials: CredentialSet, options?: CallOptions): Promise<void>;
+  fetchIrms(credentials: CredentialSet, query: IrmQuery, options?: CallOptions): Promise<AuthorityIrm[]>;
+  /**
+   * Pushes a request. A requestId the authority already received (ERR09, as after a retry whose first answer was
+   * lost) is answered from getRequestStatus, never pushed twice.
+   */
+  push(credentials: CredentialSet, message: PushMessage, options?: CallOptions): Promise<PushAcknowledgement>;
   /** The request's processing status; null when the authority has never accepted that requestId. */
-  getStatus(credentials: AuthorityCredentials, requestId: string, options?: CallOptions): Promise<RequestStatusAnswer | null>;
+  getStatus(credentials: CredentialSet, requestId: string, options?: CallOptions): Promise<RequestStatusAnswer | null>;
   /** The IEC's eBRCs (fetchEBRCDetails), whether generated through this service or elsewhere. */
-  fetchEbrcs(credentials: AuthorityCredentials, query: EbrcQuery, options?: CallOptions): Promise<AuthorityEbrc[]>;
+  fetchEbrcs(credentials: CredentialSet, query: EbrcQuery, options?: CallOptions): Promise<AuthorityEbrc[]>;
+}
+
+/**
+ * The sandbox program's one operation that the real authority lacks (POST /sandbox/issueApiCredentials): the test
+ * account's credential set, as an exporter downloads it from the portal after logging in.
+ */
+export interface SandboxCredentialIssuer {
+  issueApiCredentials(login: PortalLogin, options?: CallOptions): Promise<CredentialSet>;
 }

@@ -2,15 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import FindMyWay, { type Config, type HTTPMethod, type HTTPVersion } from 'find-my-way';
 import { AuthorityError } from '../authority/authority.ts';
-import { AppError } from '../errors.ts';
+import { AppError, authorityProblem } from '../errors.ts';
 import { sendProblem } from './problem.ts';
 
-const AUTHORITY_FAILURES = {
-  credentials_invalid: ['authority_credentials_invalid', 'The authority did not accept these credentials.'],
-  credentials_expired: ['authority_credentials_invalid', 'These credentials have expired at the authority; the exporter must renew them.'],
-  unavailable: ['authority_unavailable', 'The authority is unavailable; try again later.'],
-  timeout: ['authority_timeout', 'The authority did not answer in time; try again later.'],
-} as const;
 
 /** How much of a body above the limit is read and thrown away, at most, before the 413 (see discardBody). */
 const DISCARDED_AT_MOST = { bytes: 64 * 1024 * 1024, ms: 10_000 };
@@ -59,9 +53,12 @@ export function registerErrorHandling(app: FastifyInstance, routerOptions: Confi
       return sendProblem(request, reply, error.code, error.message, { errors: error.errors, errorCount: error.errorCount, headers: error.headers });
     }
     if (error instanceof AuthorityError) {
-      const [code, detail] = AUTHORITY_FAILURES[error.failure];
-      request.log.warn({ failure: error.failure }, 'authority call failed');
-      return sendProblem(request, reply, code, detail);
+      const problem = authorityProblem(error);
+      const logged = { failure: error.failure, authorityCode: error.authorityCode, httpStatus: error.httpStatus, profile: error.profile, reason: error.message };
+      // Our side of the protocol is wrong: every call fails until an operator acts, so it is logged as an error.
+      if (error.failure === 'misconfigured' || error.failure === 'ip_not_whitelisted') request.log.error(logged, 'the authority refused our side of the protocol');
+      else request.log.warn(logged, 'authority call failed');
+      return sendProblem(request, reply, problem.code, problem.detail);
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':

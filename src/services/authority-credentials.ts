@@ -1,31 +1,63 @@
+import type { CredentialSet } from '../authority/protocol/credentials.ts';
+import { credentialSetToText } from '../authority/protocol/credentials.ts';
+import { AppError } from '../errors.ts';
 import * as store from '../store/customers.ts';
-import type { CommitLink, ServiceContext } from './context.ts';
+import type { CustomerRow } from '../store/customers.ts';
+import { openCredentialSet, type CommitLink, type ServiceContext } from './context.ts';
 import { requireCustomer, toCustomer, type Customer } from './customers.ts';
 
 /**
- * Validates a customer's authority credentials. Only when the authority accepts them are they
- * kept (encrypted) with the IEC it tells; a refusal or an outage leaves what was stored before.
+ * Validates a customer's authority credentials (contract 7). In sandbox mode the username and password log in at the
+ * sandbox, which issues the account's API credential set; in dgft mode the set stored with PUT
+ * …/authority-api-credentials is used. Either way the set must then take a token and read its IEC's IRMs. Only when it
+ * does is anything kept: the login (encrypted, as given), the issued set (encrypted), the IEC and the verification,
+ * in one transaction. A refusal or an outage leaves what was stored before.
  */
 export async function checkAuthorityCredentials(
   context: ServiceContext,
   platformId: string,
   customerId: string,
-  credentials: { authorityUsername: string; authorityPassword: string },
+  body: { authorityUsername: string; authorityPassword: string },
   link?: CommitLink,
 ): Promise<Customer> {
   const customer = await requireCustomer(context.db, platformId, customerId);
-  const authorityCredentials = { username: credentials.authorityUsername, password: credentials.authorityPassword };
-  const { iecCode } = await context.authority.checkCredentials(authorityCredentials);
+  const login = { username: body.authorityUsername, password: body.authorityPassword };
+  const issued = context.sandboxCredentials === null ? null : await context.sandboxCredentials.issueApiCredentials(login);
+  const credentials = issued ?? storedCredentialSet(context, customer);
+  await context.authority.checkCredentials(credentials);
+  const at = new Date();
   const row = await context.db.transaction().execute(async (tx) => {
+    if (issued !== null) {
+      await store.saveApiCredentials(tx, {
+        id: customer.id,
+        sealed: context.vault.sealApiCredentials(customer.id, credentialSetToText(issued)),
+        iecCode: issued.iecCode,
+        clientId: issued.clientId,
+        envelopeProfile: issued.envelopeProfile,
+        at,
+      });
+    }
     const saved = await store.saveVerification(tx, {
       id: customer.id,
-      iecCode,
-      username: credentials.authorityUsername,
-      encryptedCredentials: context.vault.seal(customer.id, authorityCredentials),
-      verifiedAt: new Date(),
+      iecCode: credentials.iecCode,
+      username: login.username,
+      encryptedCredentials: context.vault.seal(customer.id, login),
+      verifiedAt: at,
     });
     await link?.(tx, customer.id);
     return saved;
   });
   return toCustomer(row);
+}
+
+/** The set stored for the customer; in dgft mode a check cannot go on without one (409). */
+function storedCredentialSet(context: ServiceContext, customer: CustomerRow): CredentialSet {
+  if (customer.authority_api_credentials === null) {
+    throw new AppError(
+      'authority_api_credentials_missing',
+      `Platform customer ${customer.id} has no API credential set: the real authority checks credentials only through the set ` +
+        `the exporter downloads from its portal. Store it with PUT /api/v1/platform-customers/${customer.id}/authority-api-credentials, then check again.`,
+    );
+  }
+  return openCredentialSet(context, customer.id, customer.authority_api_credentials);
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import { AuthorityError, type Authority, type AuthorityCredentials } from '../authority/authority.ts';
+import { AuthorityError, type Authority, type SandboxCredentialIssuer } from '../authority/authority.ts';
+import { parseCredentialSet, type CredentialSet } from '../authority/protocol/credentials.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { markCredentialsInvalid, type CustomerRow } from '../store/customers.ts';
@@ -7,11 +8,16 @@ import type { Schema } from '../store/schema.ts';
 import type { CredentialsVault } from './credentials-vault.ts';
 import type { ServerKey } from './server-key.ts';
 
-/** What the services work with: the database, the authority (with its deadline), the server's key and the credentials vault. */
+/**
+ * What the services work with: the database, the authority (with its deadline), in sandbox mode the sandbox's
+ * credential-set login, the server's key and the credentials vault.
+ */
 export type ServiceContext = {
   config: Config;
   db: Kysely<Schema>;
   authority: Authority;
+  /** Set in AUTHORITY_MODE=sandbox only: a credential check logs in there and receives the account's set. */
+  sandboxCredentials: SandboxCredentialIssuer | null;
   serverKey: ServerKey;
   vault: CredentialsVault;
 };
@@ -22,7 +28,7 @@ export type ServiceContext = {
  */
 export type CommitLink = (tx: Kysely<Schema>, resourceId: string) => Promise<void>;
 
-export type VerifiedCustomer = CustomerRow & { iec_code: string; authority_credentials: string };
+export type VerifiedCustomer = CustomerRow & { iec_code: string; authority_api_credentials: string };
 
 /**
  * The customer, when it has credentials the authority accepted and has not refused since; else 409
@@ -44,7 +50,7 @@ export function requireVerified(customer: CustomerRow): VerifiedCustomer {
  * background work on what was already accepted, which asks again rather than stopping.
  */
 export function requireStoredCredentials(customer: CustomerRow): VerifiedCustomer {
-  if (customer.authority_verified_at === null || customer.iec_code === null || customer.authority_credentials === null) {
+  if (customer.authority_verified_at === null || customer.iec_code === null || customer.authority_api_credentials === null) {
     throw new AppError(
       'customer_not_verified',
       `Platform customer ${customer.id} has no validated authority credentials; call POST /api/v1/platform-customers/${customer.id}/check-authority-credentials first.`,
@@ -54,20 +60,28 @@ export function requireStoredCredentials(customer: CustomerRow): VerifiedCustome
 }
 
 /**
- * Calls the authority with the customer's stored credentials. Credentials it refuses (invalid or expired) mark the
+ * Calls the authority with the customer's stored API credential set. A set it refuses (invalid or expired) marks the
  * customer's credentials invalid: refresh, push and eBRCs then answer 409 customer_not_verified until a check succeeds.
  */
 export async function asCustomer<T>(
   context: ServiceContext,
   customer: VerifiedCustomer,
-  call: (credentials: AuthorityCredentials) => Promise<T>,
+  call: (credentials: CredentialSet) => Promise<T>,
 ): Promise<T> {
   try {
-    return await call(context.vault.open(customer.id, customer.authority_credentials));
+    return await call(openCredentialSet(context, customer.id, customer.authority_api_credentials));
   } catch (error) {
     if (error instanceof AuthorityError && (error.failure === 'credentials_invalid' || error.failure === 'credentials_expired')) {
-      await markCredentialsInvalid(context.db, customer.id, customer.authority_credentials);
+      await markCredentialsInvalid(context.db, customer.id, customer.authority_api_credentials);
     }
     throw error;
   }
+}
+
+/** A stored credential set, opened and read back into keys. */
+export function openCredentialSet(context: ServiceContext, customerId: string, sealed: string): CredentialSet {
+  const text = context.vault.openApiCredentials(customerId, sealed);
+  const parsed = parseCredentialSet(text, text.envelopeProfile);
+  if (!parsed.ok) throw new Error(`The stored credential set of platform customer ${customerId} no longer reads: ${JSON.stringify(parsed.problems)}`);
+  return parsed.credentials;
 }

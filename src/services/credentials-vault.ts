@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { AuthorityCredentials } from '../authority/authority.ts';
+import type { PortalLogin } from '../authority/authority.ts';
 import type { CredentialSetText } from '../authority/protocol/credentials.ts';
 
 const VERSION = 'v1';
@@ -20,12 +20,12 @@ export class CredentialsVault {
   }
 
   /** The username and password of a credential check. */
-  seal(customerId: string, credentials: AuthorityCredentials): string {
+  seal(customerId: string, credentials: PortalLogin): string {
     return this.#seal(customerId, credentials);
   }
 
-  open(customerId: string, sealed: string): AuthorityCredentials {
-    return this.#open(customerId, sealed) as AuthorityCredentials;
+  open(customerId: string, sealed: string): PortalLogin {
+    return this.#open(customerId, sealed) as PortalLogin;
   }
 
   /** An API credential set (keys as base64 DER). */

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AuthorityErrorDetail, RequestStatusAnswer } from '../authority/authority.ts';
 import { AuthorityError } from '../authority/authority.ts';
-import { AppError, notFound } from '../errors.ts';
+import { AppError, authorityProblem, notFound } from '../errors.ts';
 import { formatCents, parseDecimalString, sumCents, type Cents } from '../domain/money.ts';
 import { lineToWire, normaliseLines, type Line, type RawLine } from '../domain/push-line.ts';
 import { checkPushRules, type ErrorDetail, type IrmSnapshot } from '../domain/push-rules.ts';
@@ -291,12 +291,12 @@ export class GenebrcService {
       // is held, and the poller asks again once the grace time has passed.
       const settled = await this.#reconcile(request.id, customer, { failIfUnknown: error.failure !== 'timeout' }).catch(() => undefined);
       if (settled?.answer) return { ...settled.ack, recordResCount: request.recordResCount };
-      const what = error.failure === 'timeout' ? 'The authority did not answer in time' : 'The authority is unavailable';
+      const problem = authorityProblem(error);
       throw new AppError(
-        error.failure === 'timeout' ? 'authority_timeout' : 'authority_unavailable',
+        problem.code,
         settled
-          ? `${what}, and it never received request ${settled.ack.requestId}: nothing was generated and the mapped amounts were released. Push again later.`
-          : `${what}. Request ${request.requestId} is held and will be reconciled with the authority by itself: it becomes PENDING if the authority ` +
+          ? `${problem.detail} The authority never received request ${settled.ack.requestId}: nothing was generated and the mapped amounts were released. Push again once that is resolved.`
+          : `${problem.detail} Request ${request.requestId} is held and will be reconciled with the authority by itself: it becomes PENDING if the authority ` +
             'received it, else FAILED with its amounts released. Follow it with POST /api/v1/genebrc/status.',
         // A held request is this push's outcome: a retry with the same Idempotency-Key must not push a second time.
         { onRetry: settled === undefined ? 'replay' : 'run_again' },

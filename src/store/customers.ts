@@ -135,15 +135,15 @@ export async function saveApiCredentials(
 }
 
 /**
- * The authority refused the customer's stored credentials: they stay, marked invalid until a check succeeds. Only the
- * credentials that were refused (`sealed`): a check that stored new ones meanwhile is not undone by a late refusal.
+ * The authority refused the customer's stored API credential set: it stays, marked invalid until a check succeeds.
+ * Only the set that was refused (`sealedSet`): a set stored or checked meanwhile is not undone by a late refusal.
  */
-export async function markCredentialsInvalid(db: Kysely<Schema>, id: string, sealed: string): Promise<void> {
+export async function markCredentialsInvalid(db: Kysely<Schema>, id: string, sealedSet: string): Promise<void> {
   await db
     .updateTable('platform_customers')
     .set({ authority_credentials_status: 'invalid', updated_at: new Date() })
     .where('id', '=', id)
-    .where('authority_credentials', '=', sealed)
+    .where('authority_api_credentials', '=', sealedSet)
     .where('authority_credentials_status', '<>', 'invalid')
     .execute();
 }

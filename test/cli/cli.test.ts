@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { readMigrations } from '../../src/store/migrate.ts';
 import { revokeApiKey } from '../../src/store/platforms.ts';
+import { NO_AUTHORITY } from '../support/gateway.ts';
 import { backends, expectProblem, scratchDatabase, type Backend, type TestResponse } from '../support/harness.ts';
 
 const CLI = path.join(import.meta.dirname, '../../src/cli/main.ts');
@@ -45,7 +46,8 @@ async function call(service: Service, apiKey: string, url = '/api/v1/platform-cu
 }
 
 function serviceConfig(env: Record<string, string>, cacheSeconds: number) {
-  return loadConfig({ ...env, API_KEY_CACHE_SECONDS: String(cacheSeconds), RUN_POLLER: 'false', LOG_LEVEL: 'silent' });
+  // These services only authenticate API keys: they never call the authority.
+  return loadConfig({ ...env, AUTHORITY_URL: NO_AUTHORITY, API_KEY_CACHE_SECONDS: String(cacheSeconds), RUN_POLLER: 'false', LOG_LEVEL: 'silent' });
 }
 
 for (const backend of backends()) {

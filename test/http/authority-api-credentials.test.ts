@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { AuthorityError } from '../../src/authority/authority.ts';
-import { createSandboxAuthority } from '../../src/authority/sandbox/sandbox-authority.ts';
 import { CredentialsVault } from '../../src/services/credentials-vault.ts';
 import { loadServerKey } from '../../src/services/server-key.ts';
 import { describeEachBackend, expectProblem, type Harness } from '../support/harness.ts';
+import { issueCredentials } from '../sandbox/support.ts';
 import { verifiedCustomer } from '../support/workflow.ts';
 
 const authorityKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -33,7 +33,7 @@ function assertNoSecretIn(text: string): void {
   }
 }
 
-/** The sandbox, refusing the credentials of every IRM pull while `refusing` is set (the authority revoked them). */
+/** The adapter to the sandbox, refusing the credentials of every IRM pull while `refusing` is set (the authority revoked them). */
 let refusing = false;
 
 describeEachBackend(
@@ -42,6 +42,11 @@ describeEachBackend(
     test('a set stored as the portal gives it, or in our names: kept sealed whole, shown without a secret', async () => {
       const customerId = await verifiedCustomer(h, `api-set-${randomUUID()}@example.com`);
       const url = `/api/v1/platform-customers/${customerId}/authority-api-credentials`;
+      // The set the sandbox issued at the check is shown the same way: never its secret, API key or keys.
+      const issued = await issueCredentials(h.sandbox.url, 'demo.exporter');
+      const verified = await h.request('GET', `/api/v1/platform-customers/${customerId}`);
+      assert.equal(verified.body.authorityApiCredentials.clientId, issued.clientId);
+      for (const secret of [issued.clientSecret, issued.apiKey]) assert.ok(!verified.text.includes(secret), 'no secret of the issued set');
       const stored = await h.request('PUT', url, { body: portalFile() });
       assert.equal(stored.status, 200, stored.text);
       assert.equal(stored.body.authorityApiCredentials.iecCode, '0599001001');
@@ -81,6 +86,9 @@ describeEachBackend(
     test('a malformed set is a 400 naming its fields, and changes nothing', async () => {
       const customerId = await verifiedCustomer(h, `api-set-bad-${randomUUID()}@example.com`);
       const url = `/api/v1/platform-customers/${customerId}/authority-api-credentials`;
+      // The set the sandbox issued at the check.
+      const issued = (await h.request('GET', `/api/v1/platform-customers/${customerId}`)).body.authorityApiCredentials;
+      assert.equal(issued.iecCode, '0599001001');
       const badKey = expectProblem(await h.request('PUT', url, { body: { ...portalFile(), dgftpublicKey: 'bm90IGEga2V5' } }), 400, 'validation_failed');
       assert.deepEqual(badKey.errors.map((error: { path: string }) => error.path), ['/dgftpublicKey']);
       const missing = { ...portalFile() } as Record<string, unknown>;
@@ -92,15 +100,17 @@ describeEachBackend(
       const otherIec = expectProblem(await h.request('PUT', url, { body: portalFile('0599001999') }), 400, 'validation_failed');
       assert.deepEqual(otherIec.errors.map((error: { path: string }) => error.path), ['/iecCode']);
       const customer = await h.request('GET', `/api/v1/platform-customers/${customerId}`);
-      assert.equal(customer.body.authorityApiCredentials, null, 'nothing stored');
+      assert.deepEqual(customer.body.authorityApiCredentials, issued, 'nothing stored: the issued set is kept');
     });
 
     test("another platform's customer is 404, and its set is not touched", async () => {
       const customerId = await verifiedCustomer(h, `api-set-tenant-${randomUUID()}@example.com`);
       const url = `/api/v1/platform-customers/${customerId}/authority-api-credentials`;
+      const issued = (await h.request('GET', `/api/v1/platform-customers/${customerId}`)).body.authorityApiCredentials;
+      assert.equal(issued.iecCode, '0599001001', 'the set the sandbox issued at the check');
       expectProblem(await h.request('PUT', url, { key: h.platformB.apiKey, body: portalFile() }), 404, 'not_found');
       expectProblem(await h.request('PUT', url, { key: null, body: portalFile() }), 401, 'api_key_missing');
-      assert.equal((await h.request('GET', `/api/v1/platform-customers/${customerId}`)).body.authorityApiCredentials, null);
+      assert.deepEqual((await h.request('GET', `/api/v1/platform-customers/${customerId}`)).body.authorityApiCredentials, issued);
     });
 
     test('credentials the authority refuses later are marked invalid until a new check succeeds', async () => {
@@ -131,13 +141,10 @@ describeEachBackend(
   },
   {
     env: { IRM_REFRESH_INTERVAL_SECONDS: '0' },
-    authority: (database) => {
-      const sandbox = createSandboxAuthority({ database, processingDelayMs: 0 });
-      return {
-        ...sandbox,
-        fetchIrms: (credentials, query, options) =>
-          refusing ? Promise.reject(new AuthorityError('credentials_invalid', 'revoked at the authority')) : sandbox.fetchIrms(credentials, query, options),
-      };
-    },
+    authority: (adapter) => ({
+      ...adapter,
+      fetchIrms: (credentials, query, options) =>
+        refusing ? Promise.reject(new AuthorityError('credentials_invalid', 'revoked at the authority')) : adapter.fetchIrms(credentials, query, options),
+    }),
   },
 );

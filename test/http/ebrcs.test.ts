@@ -2,8 +2,6 @@ import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import { test } from 'node:test';
 import type { Authority, AuthorityEbrc } from '../../src/authority/authority.ts';
-import { createSandboxAuthority } from '../../src/authority/sandbox/sandbox-authority.ts';
-import type { Database } from '../../src/store/database.ts';
 import { describeEachBackend, expectProblem, type Harness } from '../support/harness.ts';
 import { firstRefresh, lineFor, pushBody, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
@@ -24,19 +22,25 @@ const MADE_ELSEWHERE: AuthorityEbrc = {
 };
 
 /**
- * The sandbox, whose fetchEbrcs also reports MADE_ELSEWHERE for the demo IEC, whatever the other filters: an
- * authority that filters less than asked, so the service's own filtering shows too.
+ * The adapter to the sandbox, whose fetchEbrcs also reports MADE_ELSEWHERE for the demo IEC, whatever the other
+ * filters: an authority that filters less than asked, so the service's own filtering shows too.
  */
-function sandboxWithAnEbrcMadeElsewhere(database: Database): Authority {
-  const sandbox = createSandboxAuthority({ database, processingDelayMs: 0 });
+function sandboxWithAnEbrcMadeElsewhere(adapter: Authority): Authority {
   return {
-    ...sandbox,
+    ...adapter,
     async fetchEbrcs(credentials, query, options) {
-      const reported = await sandbox.fetchEbrcs(credentials, query, options);
+      const reported = await adapter.fetchEbrcs(credentials, query, options);
       return query.iecCode === DEMO_IEC ? [...reported, MADE_ELSEWHERE] : reported;
     },
   };
 }
+
+/**
+ * The sandbox's clock: it processes a push a minute after receiving it, and the test moves its clock on past that
+ * minute once it has seen that nothing is generated before.
+ */
+const PROCESSING_DELAY_MS = 60_000;
+const sandboxClock = { offsetMs: 0 };
 
 type Pushed = { customerId: string; requestId: string; irms: any[]; ebrcNumbers: string[]; day: string };
 
@@ -93,6 +97,7 @@ describeEachBackend(
       assert.equal(ack.body?.ackStatus, 'Validated', ack.text);
       const pending = await h.request('GET', ebrcsUrl(customerId));
       assert.equal(pending.body.meta.total, 1, 'nothing generated before processing');
+      sandboxClock.offsetMs += PROCESSING_DELAY_MS + 1_000;
 
       const status = await h.request('POST', '/api/v1/genebrc/status', { body: { platformCustomerId: customerId, requestId: ack.body.requestId } });
       assert.equal(status.body.status, 'PARTIALLY_PROCESSED', status.text);
@@ -246,5 +251,10 @@ describeEachBackend(
     });
   },
   // A short deadline for the slow authority; the first IRM pull of the demo account is retried within it (firstRefresh).
-  { authority: sandboxWithAnEbrcMadeElsewhere, env: { AUTHORITY_TIMEOUT_MS: '2000' } },
+  {
+    authority: sandboxWithAnEbrcMadeElsewhere,
+    env: { AUTHORITY_TIMEOUT_MS: '2000' },
+    sandbox: { processingDelayMs: PROCESSING_DELAY_MS },
+    sandboxNow: () => new Date(Date.now() + sandboxClock.offsetMs),
+  },
 );

@@ -4,7 +4,9 @@ import { loadConfig } from '../../src/config.ts';
 import { REDACTED_PATHS } from '../../src/http/app.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
-import { backends, describeEachBackend, expectProblem, memoryLog, scratchDatabase, type TestResponse } from '../support/harness.ts';
+import type { SandboxProgram } from '../../sandbox/program.ts';
+import { backends, describeEachBackend, expectProblem, memoryLog, scratchDatabase, startTestSandbox, type TestResponse } from '../support/harness.ts';
+import { issueCredentials } from '../sandbox/support.ts';
 
 /** Every operation of the interface, as the OpenAPI document must list it. */
 const OPERATIONS: [method: string, path: string][] = [
@@ -16,6 +18,9 @@ const OPERATIONS: [method: string, path: string][] = [
   ['get', '/api/v1/platform-customers/{id}'],
   ['post', '/api/v1/platform-customers/'],
   ['post', '/api/v1/platform-customers/{id}/check-authority-credentials'],
+  ['put', '/api/v1/platform-customers/{id}/authority-api-credentials'],
+  ['get', '/api/v1/platform-customers/{id}/ebrcs'],
+  ['get', '/api/v1/platform-customers/{id}/ebrcs/{ebrcNumber}/certificate.pdf'],
 ];
 
 describeEachBackend('operations', (h) => {
@@ -123,6 +128,7 @@ describeEachBackend('operations', (h) => {
 for (const backend of backends()) {
   describe(`operations under a tight rate limit, with every log line kept [${backend}]`, () => {
     let service: Service;
+    let sandbox: SandboxProgram;
     let drop: () => Promise<void>;
     const log = memoryLog(REDACTED_PATHS);
     const keys: { a: string; b: string; c: string } = { a: '', b: '', c: '' };
@@ -146,12 +152,13 @@ for (const backend of backends()) {
     before(async () => {
       const scratch = await scratchDatabase(backend);
       drop = scratch.drop;
+      sandbox = await startTestSandbox(scratch);
       const config = loadConfig({
         DATA_DIR: scratch.dataDir,
         ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl } : {}),
+        AUTHORITY_URL: sandbox.url,
         RATE_LIMIT_PER_SECOND: '1',
         RATE_LIMIT_BURST: '3',
-        SANDBOX_PROCESSING_DELAY_MS: '0',
         RUN_POLLER: 'false',
       });
       service = await createService({ config, logger: log.logger });
@@ -163,6 +170,7 @@ for (const backend of backends()) {
     });
     after(async () => {
       await service?.close();
+      await sandbox?.close();
       await drop?.();
     });
 
@@ -233,7 +241,12 @@ for (const backend of backends()) {
       const everything = log.lines.join('\n');
       assert.ok(log.lines.length >= 20, 'the logger did record the requests');
       assert.ok(everything.includes('check-authority-credentials'), 'the credential checks were logged');
-      for (const secret of [keys.a, keys.b, key, unknownKey, 'Sandbox@123', 'Wrong#Pass-991', 'Other$Secret-77']) {
+      // Nor any secret of the API credential set the sandbox issued at the check.
+      const issued = await issueCredentials(sandbox.url, 'demo.exporter');
+      for (const response of [valid, invalid]) {
+        assert.ok(!response.text.includes(issued.clientSecret) && !response.text.includes(issued.apiKey), 'no secret of the set in a response');
+      }
+      for (const secret of [keys.a, keys.b, key, unknownKey, 'Sandbox@123', 'Wrong#Pass-991', 'Other$Secret-77', issued.clientSecret, issued.apiKey]) {
         const leak = log.lines.find((line) => line.includes(secret));
         assert.equal(leak, undefined, `a log line holds a secret: ${leak}`);
       }

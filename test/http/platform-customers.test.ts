@@ -19,6 +19,8 @@ describeEachBackend('platform customers', (h) => {
     assert.equal(customer.isActive, true);
     assert.equal(customer.iecCode, null);
     assert.equal(customer.authorityVerifiedAt, null);
+    assert.equal(customer.authorityCredentialsStatus, 'unverified', 'no check yet');
+    assert.equal(customer.authorityApiCredentials, null, 'no API credential set yet');
     assert.ok(!Number.isNaN(Date.parse(customer.createdAt)));
     assert.ok(customer.createdAt.endsWith('Z'), 'times are UTC');
 

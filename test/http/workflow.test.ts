@@ -12,6 +12,8 @@ describeEachBackend('eBRC workflow', (h) => {
     const customer = await h.request('GET', `/api/v1/platform-customers/${id}`);
     assert.equal(customer.body.iecCode, '0599001001');
     assert.ok(customer.body.authorityVerifiedAt);
+    assert.equal(customer.body.authorityCredentialsStatus, 'valid');
+    assert.equal(customer.body.authorityApiCredentials.iecCode, '0599001001', 'the set the sandbox issued at the check is kept');
     assert.ok(!customer.text.includes('Sandbox@123'));
     const stored = await h.database.db.selectFrom('platform_customers').select('authority_credentials').where('id', '=', id).executeTakeFirstOrThrow();
     assert.ok(!String(stored.authority_credentials).includes('Sandbox@123'), 'stored encrypted');
@@ -27,6 +29,8 @@ describeEachBackend('eBRC workflow', (h) => {
     const after = await h.request('GET', `/api/v1/platform-customers/${created.body.id}`);
     assert.equal(after.body.authorityVerifiedAt, null);
     assert.equal(after.body.iecCode, null);
+    assert.equal(after.body.authorityCredentialsStatus, 'unverified');
+    assert.equal(after.body.authorityApiCredentials, null, 'no set is kept from a refused check');
   });
 
   test('refresh needs a verified customer, pages newest first and filters by number and date', async () => {

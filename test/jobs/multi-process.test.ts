@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { postgresUrl } from '../support/harness.ts';
 import { startTwoServices, type ServiceName, type TwoServices } from '../support/two-services.ts';
 import { cents, lineFor, pushBody, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
 
 /**
  * Two service processes (two createService instances, each with its own pool, pg-boss and poller) on one
- * PostgreSQL database, as contract 8 allows: requests pushed through one are finished by either, once.
+ * PostgreSQL database, as contract 8 allows, both talking to one sandbox authority program: requests pushed through
+ * one are finished by either, once.
  */
 describe('two services polling one PostgreSQL database', { skip: postgresUrl() ? false : 'no PostgreSQL for the tests' }, () => {
   let two: TwoServices | undefined;
@@ -19,11 +21,11 @@ describe('two services polling one PostgreSQL database', { skip: postgresUrl() ?
   const viaB = via('B');
 
   before(async () => {
-    two = await startTwoServices((name, sandbox) => ({
-      ...sandbox,
+    two = await startTwoServices((name, adapter) => ({
+      ...adapter,
       getStatus(credentials, requestId, options) {
         statusCalls[name].push(requestId);
-        return sandbox.getStatus(credentials, requestId, options);
+        return adapter.getStatus(credentials, requestId, options);
       },
     }));
   });
@@ -73,20 +75,26 @@ describe('two services polling one PostgreSQL database', { skip: postgresUrl() ?
     assert.equal(new Set(generated.map((line) => line.ebrc_number)).size, generated.length, 'every eBRC number once');
     assert.ok(lines.every((line) => !line.reserved), 'nothing left reserved');
 
-    // At the authority: each line processed once, so exactly one eBRC number was drawn per generated line.
-    const run = (text: string) => two!.services.B.database.executor.executeSql(text) as Promise<{ rows: any[] }>;
-    const sandboxLines = (await run("select request_id, serial_no, ebrc_number from sandbox.request_lines where status = 'GENERATED'")).rows;
+    // At the authority (the sandbox program's own storage): each line processed once, so exactly one eBRC number
+    // was drawn per generated line.
+    const authority = two!.sandbox.database.db;
+    const sandboxLines = await authority
+      .selectFrom('authority_sandbox.request_lines')
+      .select(['request_id', 'serial_no', 'ebrc_number'])
+      .where('status', '=', 'GENERATED')
+      .execute();
     assert.equal(sandboxLines.length, generated.length);
     assert.equal(new Set(sandboxLines.map((line) => line.ebrc_number)).size, sandboxLines.length);
     const theirs = new Map(sandboxLines.map((line) => [`${line.request_id}/${line.serial_no}`, line.ebrc_number]));
     for (const line of generated) assert.equal(theirs.get(`${line.request_id}/${line.serial_no}`), line.ebrc_number);
-    const [sequence] = (await run('select last_value::int as last, is_called from sandbox.ebrc_numbers')).rows;
-    assert.equal(sequence.is_called ? sequence.last : 0, generated.length, 'no eBRC number was drawn twice');
+    const { rows: [sequence] } = await sql<{ last: number; is_called: boolean }>`select last_value::int as last, is_called from authority_sandbox.ebrc_numbers`.execute(authority);
+    assert.equal(sequence!.is_called ? sequence!.last : 0, generated.length, 'no eBRC number was drawn twice');
 
     // Balances add up, here and at the authority.
     const stored = await db.selectFrom('irms').selectAll().where('platform_customer_id', '=', id).where('irm_number', 'in', irms.map((irm) => irm.irmNumber)).execute();
     const theirIrms = new Map(
-      (await run('select irm_number, available_amount from sandbox.irms')).rows.map((row) => [row.irm_number, cents(row.available_amount)]),
+      (await authority.selectFrom('authority_sandbox.irms').select(['irm_number', sql<string>`available_amount::text`.as('available')]).execute())
+        .map((row) => [row.irm_number, cents(row.available)]),
     );
     for (const [index, irm] of irms.entries()) {
       const row = stored.find((r) => r.irm_number === irm.irmNumber)!;

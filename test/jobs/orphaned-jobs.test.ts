@@ -4,7 +4,7 @@ import { PgBoss } from 'pg-boss';
 import { loadConfig } from '../../src/config.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
-import { backends, injectRequest, scratchDatabase, type Backend } from '../support/harness.ts';
+import { backends, injectRequest, scratchDatabase, startTestSandbox, type Backend } from '../support/harness.ts';
 import { lineFor, pushBody, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
 /**
@@ -17,10 +17,15 @@ const JOB_EXPIRY_MS = 2 * AUTHORITY_TIMEOUT_MS + 30_000;
 
 async function orphanedJob(backend: Backend): Promise<number> {
   const scratch = await scratchDatabase(backend);
+  // The authority keeps running while the service's process dies and starts again; it processes pushes at once.
+  const sandbox = await startTestSandbox(scratch, { processingDelayMs: 0 }).catch(async (error: unknown) => {
+    await scratch.drop();
+    throw error;
+  });
   const env = {
     DATA_DIR: scratch.dataDir,
     ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl } : {}),
-    SANDBOX_PROCESSING_DELAY_MS: '0',
+    AUTHORITY_URL: sandbox.url,
     POLL_INTERVAL_SECONDS: '1',
     AUTHORITY_TIMEOUT_MS: String(AUTHORITY_TIMEOUT_MS),
     LOG_LEVEL: 'silent',
@@ -57,8 +62,12 @@ async function orphanedJob(backend: Backend): Promise<number> {
       await sleep(200);
     }
   } finally {
-    await service?.close();
-    await scratch.drop();
+    try {
+      await service?.close();
+      await sandbox.close();
+    } finally {
+      await scratch.drop();
+    }
   }
 }
 

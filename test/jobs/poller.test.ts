@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Authority } from '../../src/authority/authority.ts';
-import { createSandboxAuthority } from '../../src/authority/sandbox/sandbox-authority.ts';
-import type { Database } from '../../src/store/database.ts';
 import { describeEachBackend } from '../support/harness.ts';
 import { cents, irmNow, lineFor, listedRequest, pushBody, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
 
@@ -14,8 +12,8 @@ const stuck = new Set<string>();
 /** When the authority was asked about each request (by requestId). */
 const asked = new Map<string, number[]>();
 
-function observedSandbox(database: Database): Authority {
-  const sandbox = createSandboxAuthority({ database, processingDelayMs: 300 });
+/** The adapter to the sandbox (which processes a push 300 ms after it came), watched and with a backlog. */
+function observedSandbox(sandbox: Authority): Authority {
   return {
     ...sandbox,
     async push(credentials, message, options) {
@@ -133,5 +131,5 @@ describeEachBackend(
       for (const ack of stuckAcks) assert.equal((await listedRequest(h, id, ack.body.requestId)).status, 'PENDING');
     });
   },
-  { env: POLLER_ENV, authority: observedSandbox },
+  { env: POLLER_ENV, authority: observedSandbox, sandbox: { processingDelayMs: 300 } },
 );

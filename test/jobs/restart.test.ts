@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { API_KEY, gatewayApiKey, httpClient, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
-import { postgresUrl, scratchDatabase } from '../support/harness.ts';
+import { postgresUrl, scratchDatabase, startTestSandbox } from '../support/harness.ts';
 import { cents, irmNow, lineFor, pushBody, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
 
 /**
@@ -15,11 +15,17 @@ import { cents, irmNow, lineFor, pushBody, usableIrms, verifiedCustomer, waitFor
  */
 async function killAndRestart(backend: 'embedded' | 'postgres'): Promise<void> {
   const scratch = await scratchDatabase(backend);
+  // The authority runs here, in the test's process: the service is killed, not the authority. It processes a push
+  // 2 s after accepting it, so the kill comes before.
+  const sandbox = await startTestSandbox(scratch, { processingDelayMs: 2_000 }).catch(async (error: unknown) => {
+    await scratch.drop();
+    throw error;
+  });
   const env: Record<string, string> = {
     DATA_DIR: scratch.dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
-    SANDBOX_PROCESSING_DELAY_MS: '2000',
+    AUTHORITY_URL: sandbox.url,
     POLL_INTERVAL_SECONDS: '1',
     LOG_LEVEL: 'info',
     ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64') } : {}),
@@ -60,14 +66,24 @@ async function killAndRestart(backend: 'embedded' | 'postgres'): Promise<void> {
     assert.equal(done.authorityAckId, ack.body.authorityAckId);
     assert.ok(done.processedAt);
     assert.match(done.ebrcBulkGenStatusList[0].ebrcNumber, /^EBRC\d{18}$/);
+    const atAuthority = await sandbox.database.db
+      .selectFrom('authority_sandbox.request_lines')
+      .select('ebrc_number')
+      .where('request_id', '=', ack.body.requestId)
+      .execute();
+    assert.deepEqual(atAuthority.map((line) => line.ebrc_number), [done.ebrcBulkGenStatusList[0].ebrcNumber], 'the authority holds the request once, with that eBRC number');
     const listed = await restarted.request('GET', '/api/v1/genebrc', { query: { platformCustomerId: id } });
     assert.equal(listed.body.length, 1, 'the acknowledged request is there once');
     const after = await irmNow(restarted, id, irm.irmNumber);
     assert.equal(cents(after.irmUtilizedAmt), cents(irm.irmUtilizedAmt) + 1250n, 'its amount is utilised once');
     assert.equal(cents(after.irmAvailableAmt), cents(irm.irmAvailableAmt) - 1250n);
   } finally {
-    await stopGateway(gateway);
-    await scratch.drop();
+    try {
+      await stopGateway(gateway);
+      await sandbox.close();
+    } finally {
+      await scratch.drop();
+    }
   }
 }
 

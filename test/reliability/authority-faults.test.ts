@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createSandboxAuthority } from '../../src/authority/sandbox/sandbox-authority.ts';
 import { backends, startHarness } from '../support/harness.ts';
 import { assertLedgerConsistent, openRequestCount, statusFigures } from '../support/invariants.ts';
 import { PushStream } from '../support/push-stream.ts';
@@ -9,16 +8,21 @@ import { firstRefresh, sleep, usableIrms, verifiedCustomer } from '../support/wo
 import { faultyAuthority, type FaultyAuthority } from './faulty-authority.ts';
 
 /**
- * A stream of pushes and status polls through an authority that fails at random, from a seeded schedule: outages,
- * calls that hang past the deadline, slow answers, pushes that arrive after the deadline, and answers lost after the
- * authority did the work. Targeted cases of each fault are in test/services/authority-faults.test.ts; this is the
- * same under a random mix, with the whole ledger checked at the end.
+ * A stream of pushes and status polls through an authority that fails at random, from a seeded schedule injected
+ * around the service's adapter (which reaches the sandbox program over the wire protocol): outages, calls that hang
+ * past the deadline, slow answers, pushes that arrive after the deadline, and answers lost after the authority did
+ * the work; and, beside that schedule, a few pushes that the sandbox program itself fails over HTTP. Targeted cases
+ * of each fault are in test/services/authority-faults.test.ts; this is the same under a random mix, with the whole
+ * ledger, ours and the sandbox's, checked at the end.
  */
 
 const TIMEOUT_MS = 500;
 const PUSHES = scaled(30, 300);
 const CONCURRENCY = 4;
-const SETTLE_TIMEOUT_MS = scaled(120_000, 300_000);
+/** Lines whose billNo makes the sandbox program fail the push at the HTTP boundary (503, no answer, answer lost). */
+const WIRE_FAULT_RATE = 0.05;
+// A held request whose status asks keep meeting injected faults backs off up to a minute between asks (normally 30-60 s).
+const SETTLE_TIMEOUT_MS = scaled(180_000, 300_000);
 
 // The two backends run side by side: most of the time is spent waiting for the poller's backoff.
 describe('authority faults under a stream of pushes', { concurrency: true }, () => {
@@ -29,8 +33,9 @@ describe('authority faults under a stream of pushes', { concurrency: true }, () 
       let faulty: FaultyAuthority | undefined;
       const h = await startHarness(backend, {
         env: { RUN_POLLER: 'true', POLL_INTERVAL_SECONDS: '1', AUTHORITY_TIMEOUT_MS: String(TIMEOUT_MS) },
-        authority: (database) => {
-          faulty = faultyAuthority(createSandboxAuthority({ database, processingDelayMs: 200 }), {
+        sandbox: { processingDelayMs: 200 },
+        authority: (adapter) => {
+          faulty = faultyAuthority(adapter, {
             seed,
             timeoutMs: TIMEOUT_MS,
             push: { unavailable: 0.1, hang: 0.08, slow: 0.1, late: 0.06, dropped: 0.1 },
@@ -44,7 +49,8 @@ describe('authority faults under a stream of pushes', { concurrency: true }, () 
         const customerId = await verifiedCustomer(h, `faults-${backend}@example.com`);
         await firstRefresh(h, customerId);
         const irms = await usableIrms(h, customerId, scaled(40, 240));
-        const stream = new PushStream(customerId, irms, random, { maxLines: 2, failLineRate: 0.1 });
+        // Beside the injected schedule, a few lines make the sandbox itself fail the push over HTTP.
+        const stream = new PushStream(customerId, irms, random, { maxLines: 2, failLineRate: 0.1, wireFaultRate: WIRE_FAULT_RATE });
         faulty!.arm();
 
         const started = Date.now();
@@ -66,7 +72,7 @@ describe('authority faults under a stream of pushes', { concurrency: true }, () 
         assert.deepEqual(stream.unexpected, [], 'a push answers 200, or 502/504 naming the held request; a status call always 200');
         assert.equal(stream.counts.noAnswer, 0);
         assert.equal(stream.counts.statusNoAnswer, 0);
-        const ledger = await assertLedgerConsistent(h.database, { acknowledged: stream.acknowledged, exactEbrcSequence: true });
+        const ledger = await assertLedgerConsistent(h.database, h.sandbox.database, { acknowledged: stream.acknowledged, exactEbrcSequence: true });
 
         // No duplicate at the authority: the service pushed each request at most once, whatever the faults.
         const duplicated = [...faulty!.pushesByRequestId].filter(([, n]) => n > 1);
@@ -93,6 +99,9 @@ describe('authority faults under a stream of pushes', { concurrency: true }, () 
           'status polls (all 200)': stream.counts.statusAnswered,
           'faults on push': injected('push'),
           'faults on getStatus': injected('getStatus'),
+          'lines failing at the HTTP boundary (sandbox billNo)': statusFigures(stream.wireFaults),
+          'failures of the adapter itself on push': statusFigures(faulty!.adapterFailures.push ?? {}),
+          'failures of the adapter itself on getStatus': statusFigures(faulty!.adapterFailures.getStatus ?? {}),
           'outcome of the 502/504 requests': statusFigures(faultedOutcomes),
           'final statuses': statusFigures(ledger.byStatus),
           'lines generated': ledger.generatedLines,

@@ -3,17 +3,18 @@ import { randomBytes } from 'node:crypto';
 import { describe, test, type TestContext } from 'node:test';
 import { openDatabase } from '../../src/store/database.ts';
 import { gatewayApiKey, httpClient, killGateway, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
-import { backends, scratchDatabase, type Backend } from '../support/harness.ts';
-import { assertLedgerConsistent, statusFigures } from '../support/invariants.ts';
+import { backends, scratchDatabase, startTestSandbox, type Backend } from '../support/harness.ts';
+import { assertLedgerConsistent, authorityCredentialSecrets, statusFigures } from '../support/invariants.ts';
 import { PushStream } from '../support/push-stream.ts';
 import { Random, reportFigures, runSeed, scaled } from '../support/reliability.ts';
 import { firstRefresh, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
 /**
  * `node src/main.ts` killed with SIGKILL at random moments of a stream of pushes and status polls, then started
- * again on the same data, over and over; then left to run with its poller until nothing is open. Checked directly in
- * the database afterwards: every push acknowledged to the client is there with all its lines and was processed;
- * every request reached a final state; every IRM adds up; no eBRC number was issued twice.
+ * again on the same data, over and over; then left to run with its poller until nothing is open. The sandbox authority
+ * program it talks to runs in this process and is never killed. Checked directly in the service's database and the
+ * sandbox's storage afterwards: every push acknowledged to the client is there with all its lines and was processed;
+ * every request reached a final state; every IRM adds up, here and at the authority; each eBRC number was drawn once.
  */
 
 const KILLS = scaled(2, 25);
@@ -26,11 +27,17 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
   t.diagnostic(`seed ${seed} (RELIABILITY_SEED=${seed} replays the kill schedule)`);
   const random = new Random(seed);
   const scratch = await scratchDatabase(backend);
+  // The crash tests kill the service, not the authority: the sandbox program runs here, in the test's process, across
+  // every kill and restart.
+  const sandbox = await startTestSandbox(scratch, { processingDelayMs: 200 }).catch(async (error: unknown) => {
+    await scratch.drop();
+    throw error;
+  });
   const env: Record<string, string> = {
     DATA_DIR: scratch.dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
-    SANDBOX_PROCESSING_DELAY_MS: '200',
+    AUTHORITY_URL: sandbox.url,
     POLL_INTERVAL_SECONDS: '1',
     AUTHORITY_TIMEOUT_MS: '2000',
     RATE_LIMIT_PER_SECOND: '100000',
@@ -107,7 +114,8 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
 
     assert.deepEqual(stream.unexpected, [], 'every answer the client got was one the contract allows');
     const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
-    const ledger = await assertLedgerConsistent(database, { acknowledged: stream.acknowledged })
+    // The authority never crashed, so its eBRC sequence has no gap: exactly one number per generated line.
+    const ledger = await assertLedgerConsistent(database, sandbox.database, { acknowledged: stream.acknowledged, exactEbrcSequence: true })
       .then(async (figures) => {
         // Each push has its own invoice numbers: a push stored twice (a retry that ran committed work again) shows here.
         const twice = await database.executor.executeSql(
@@ -121,6 +129,7 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
     // The logs of every start: no secret, and no error the service did not expect.
     const logs = outputs.join('\n');
     assert.ok(!logs.includes('Sandbox@123'), 'no authority password in any log');
+    for (const secret of await authorityCredentialSecrets(sandbox.database)) assert.ok(!logs.includes(secret), 'no secret of an API credential set in any log');
     if (env.ENCRYPTION_KEY) assert.ok(!logs.includes(env.ENCRYPTION_KEY), 'no encryption key in any log');
     const afterFirst = outputs.slice(1).join('\n');
     assert.ok(!afterFirst.includes(apiKey), 'the API key is printed once, at the first start, and never logged');
@@ -152,8 +161,12 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
       'error log lines': errorLines.length,
     });
   } finally {
-    await stopGateway(gateway);
-    await scratch.drop();
+    try {
+      await stopGateway(gateway);
+      await sandbox.close();
+    } finally {
+      await scratch.drop();
+    }
   }
 }
 

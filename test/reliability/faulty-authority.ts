@@ -3,13 +3,17 @@ import { Random } from '../support/reliability.ts';
 import { sleep } from '../support/workflow.ts';
 
 /**
- * Faults injected at the Authority interface, around the sandbox, from a seeded schedule: each call draws its fault.
+ * Faults injected at the Authority interface, around the service's adapter (the wire-protocol client, which talks
+ * to the sandbox program over HTTP), from a seeded schedule: each call draws its fault. The sandbox can produce some
+ * of these for real at the HTTP boundary (billNo SANDBOX-OUTAGE, SANDBOX-SLOW, SANDBOX-LOST), but only on a push it
+ * is told to fail and always the same way; this schedule reaches every operation, at random moments, from one seed.
  *
  *   unavailable   the call fails at once with AuthorityError('unavailable') and does nothing (an outage).
  *   hang          the call never answers; the service's deadline wrapper aborts it, as a timeout.
  *   slow          the answer comes after a delay below the deadline: slow, but in time.
  *   late          (push) the push reaches the authority only after the deadline: the caller has given up already,
- *                 yet the authority takes it a moment later, as a slow network would deliver it.
+ *                 yet the authority takes it a moment later, as a slow network would deliver it (the adapter's own
+ *                 deadline and retries still apply to that late call).
  *   dropped       the authority does the work and answers, but the connection drops on the way back: the caller sees
  *                 a timeout although (for a push) the authority accepted it.
  *
@@ -27,6 +31,8 @@ export type FaultyAuthority = Authority & {
   readonly injected: Record<string, Record<Fault, number>>;
   /** How many times each requestId was pushed to the authority (by the service, faults or not). */
   readonly pushesByRequestId: Map<string, number>;
+  /** Failures the adapter itself met (not injected), by method and failure: the sandbox's own faults, real timeouts. */
+  readonly adapterFailures: Record<string, Record<string, number>>;
 };
 
 export function faultyAuthority(
@@ -79,6 +85,16 @@ export function faultyAuthority(
       callOptions?.signal?.addEventListener('abort', abort, { once: true });
     });
 
+  const adapterFailures: Record<string, Record<string, number>> = {};
+  /** The adapter's call, its own failures counted. */
+  const counted = <T>(method: string, call: Promise<T>): Promise<T> =>
+    call.catch((error: unknown) => {
+      const failure = error instanceof AuthorityError ? error.failure : 'other';
+      const counts = (adapterFailures[method] ??= {});
+      counts[failure] = (counts[failure] ?? 0) + 1;
+      throw error;
+    });
+
   async function faulty<T>(fault: Fault, callOptions: CallOptions | undefined, call: (options: CallOptions | undefined) => Promise<T>): Promise<T> {
     switch (fault) {
       case 'unavailable':
@@ -104,20 +120,25 @@ export function faultyAuthority(
   return {
     injected,
     pushesByRequestId,
+    adapterFailures,
     arm: () => void (armed = true),
     disarm: () => void (armed = false),
     checkCredentials: (credentials, callOptions) =>
-      options.faultSetup ? faulty(draw('checkCredentials', options.getStatus), callOptions, (o) => inner.checkCredentials(credentials, o)) : inner.checkCredentials(credentials, callOptions),
+      options.faultSetup
+        ? faulty(draw('checkCredentials', options.getStatus), callOptions, (o) => counted('checkCredentials', inner.checkCredentials(credentials, o)))
+        : inner.checkCredentials(credentials, callOptions),
     fetchIrms: (credentials, query, callOptions) =>
-      options.faultSetup ? faulty(draw('fetchIrms', options.getStatus), callOptions, (o) => inner.fetchIrms(credentials, query, o)) : inner.fetchIrms(credentials, query, callOptions),
+      options.faultSetup
+        ? faulty(draw('fetchIrms', options.getStatus), callOptions, (o) => counted('fetchIrms', inner.fetchIrms(credentials, query, o)))
+        : inner.fetchIrms(credentials, query, callOptions),
     push: (credentials, message, callOptions) =>
       faulty(draw('push', options.push), callOptions, (o) => {
         pushesByRequestId.set(message.requestId, (pushesByRequestId.get(message.requestId) ?? 0) + 1);
-        return inner.push(credentials, message, o);
+        return counted('push', inner.push(credentials, message, o));
       }),
     getStatus: (credentials, requestId, callOptions) =>
-      faulty(draw('getStatus', options.getStatus), callOptions, (o) => inner.getStatus(credentials, requestId, o)),
+      faulty(draw('getStatus', options.getStatus), callOptions, (o) => counted('getStatus', inner.getStatus(credentials, requestId, o))),
     fetchEbrcs: (credentials, query, callOptions) =>
-      faulty(draw('fetchEbrcs', options.getStatus), callOptions, (o) => inner.fetchEbrcs(credentials, query, o)),
+      faulty(draw('fetchEbrcs', options.getStatus), callOptions, (o) => counted('fetchEbrcs', inner.fetchEbrcs(credentials, query, o))),
   };
 }

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { REDACTED_PATHS } from '../../src/http/app.ts';
 import { backends, expectProblem, injectRaw, memoryLog, startHarness } from '../support/harness.ts';
+import { authorityCredentialSecrets } from '../support/invariants.ts';
 import { mapConcurrently, reportFigures, runSeed, scaled } from '../support/reliability.ts';
 import { lineFor, pushBody, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 import { hostileRequest, type HostileRequest } from './hostile-requests.ts';
@@ -11,8 +12,8 @@ import { hostileRequest, type HostileRequest } from './hostile-requests.ts';
 /**
  * Thousands of generated malformed requests across every route (see hostile-requests.ts), through the app as it
  * runs: none may answer 5xx, every refusal is an application/problem+json document with the status its code has,
- * the service stays ready, and no answer or log line of the whole run holds an API key, a password or the key that
- * encrypts the stored credentials.
+ * the service stays ready, and no answer or log line of the whole run holds an API key, a password, a secret of an
+ * authority API credential set or the key that encrypts the stored credentials.
  */
 
 const REQUESTS = scaled(1_000, 10_000);
@@ -90,7 +91,8 @@ for (const backend of backends()) {
       const requests = fc.sample(hostileRequest(templates), { seed, numRuns: REQUESTS });
       const statuses: Record<string, number> = {};
       const failures: string[] = [];
-      const secrets = [h.platformA.apiKey, h.platformB.apiKey, 'Sandbox@123', WRONG_PASSWORD, encryptionKey];
+      // The API credential sets the sandbox issues are secrets as much as the portal password is.
+      const secrets = [h.platformA.apiKey, h.platformB.apiKey, 'Sandbox@123', WRONG_PASSWORD, encryptionKey, ...(await authorityCredentialSecrets(h.sandbox.database))];
       const acceptedByRoute: Record<string, number> = {};
       let biggest = 0;
       const started = Date.now();

@@ -8,8 +8,9 @@ import { cents, lineFor, money, pushBody, sleep, usableIrms, verifiedCustomer } 
 
 /**
  * Two service instances (each its own pool, pg-boss and poller) on one PostgreSQL database, as contract 8 allows,
- * under N concurrent pushes split between them against a handful of IRMs, each push mapping a share such that only
- * a few fit: no IRM is ever mapped beyond its amount, and no request is pushed or processed twice.
+ * both talking to one sandbox authority program over the wire protocol, under N concurrent pushes split between them
+ * against a handful of IRMs, each push mapping a share such that only a few fit: no IRM is ever mapped beyond its
+ * amount, and no request is pushed or processed twice.
  */
 
 const PUSHES = scaled(100, 1_000);
@@ -26,15 +27,15 @@ describe('two services on one PostgreSQL database under concurrent pushes', { sk
     const random = new Random(seed);
     const pushes = new Map<string, number>();
     const statusCalls: Record<ServiceName, number> = { A: 0, B: 0 };
-    const two = await startTwoServices((name, sandbox) => ({
-      ...sandbox,
+    const two = await startTwoServices((name, adapter) => ({
+      ...adapter,
       push(credentials, message, options) {
         pushes.set(message.requestId, (pushes.get(message.requestId) ?? 0) + 1);
-        return sandbox.push(credentials, message, options);
+        return adapter.push(credentials, message, options);
       },
       getStatus(credentials, requestId, options) {
         statusCalls[name] += 1;
-        return sandbox.getStatus(credentials, requestId, options);
+        return adapter.getStatus(credentials, requestId, options);
       },
     }));
     const { services, problems, via } = two;
@@ -116,7 +117,7 @@ describe('two services on one PostgreSQL database under concurrent pushes', { sk
           authorityAckId: answer.body.authorityAckId as string,
           lines: [{ serialNo: 1, irmNumber: body.plan.irm.irmNumber as string, mappedCents: body.plan.share }],
         }));
-      const ledger = await assertLedgerConsistent(services.A.database, { acknowledged, exactEbrcSequence: true });
+      const ledger = await assertLedgerConsistent(services.A.database, two.sandbox.database, { acknowledged, exactEbrcSequence: true });
       assert.deepEqual([...pushes].filter(([, n]) => n !== 1), [], 'each request reached the authority once');
       assert.equal(ledger.generatedLines, acknowledged.length, 'each acknowledged line became one eBRC');
       assert.deepEqual(problems.filter((line) => /"level":(50|60)/.test(line)), [], 'neither service logged an error');

@@ -8,6 +8,7 @@ import { CredentialsVault } from '../../src/services/credentials-vault.ts';
 import { issueApiKey } from '../../src/services/platforms.ts';
 import { revokeApiKey } from '../../src/store/platforms.ts';
 import { backends, expectProblem, memoryLog, startHarness, type Harness, type InjectOptions, type TestResponse } from '../support/harness.ts';
+import { authorityCredentialSecrets } from '../support/invariants.ts';
 import { reportFigures } from '../support/reliability.ts';
 import { lineFor, pushBody, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
@@ -43,7 +44,8 @@ for (const backend of backends()) {
         env: { ENCRYPTION_KEY: encryptionKey, API_KEY_CACHE_SECONDS: String(KEY_CACHE_SECONDS), LOG_LEVEL: 'trace' },
         logger: log.logger,
       });
-      secrets.push(started.platformA.apiKey, started.platformB.apiKey);
+      // The API credential sets the sandbox issues at a check are secrets as much as the portal password is.
+      secrets.push(started.platformA.apiKey, started.platformB.apiKey, ...(await authorityCredentialSecrets(started.sandbox.database)));
     });
     after(async () => {
       await started?.stop();
@@ -127,27 +129,54 @@ for (const backend of backends()) {
       const h = started!;
       const customer = await verifiedCustomer(asA, `vault-${backend}@example.com`);
       const other = await verifiedCustomer(asA, `vault-other-${backend}@example.com`);
-      const rows = await h.database.db.selectFrom('platform_customers').select(['id', 'authority_credentials']).where('id', 'in', [customer, other]).execute();
-      const sealed = rows.find((row) => row.id === customer)!.authority_credentials!;
+      const rows = await h.database.db
+        .selectFrom('platform_customers')
+        .select(['id', 'authority_credentials', 'authority_api_credentials'])
+        .where('id', 'in', [customer, other])
+        .execute();
+      const row = rows.find((candidate) => candidate.id === customer)!;
+      // Two things are stored: the portal login of the check, and the API credential set the sandbox issued for it.
+      const sealed = row.authority_credentials!;
+      const sealedSet = row.authority_api_credentials!;
       for (const plain of ['Sandbox@123', Buffer.from('Sandbox@123').toString('base64'), Buffer.from('"password":"Sandbox@123"').toString('base64')]) {
         assert.ok(!sealed.includes(plain), 'the stored form does not show the password');
       }
+      const setSecrets = await authorityCredentialSecrets(h.sandbox.database);
+      for (const secret of setSecrets) assert.ok(!sealedSet.includes(secret), 'the stored form does not show the credential set’s secrets');
       const right = new CredentialsVault(Buffer.from(encryptionKey, 'base64'));
+      const wrong = new CredentialsVault(randomBytes(32));
       assert.deepEqual(right.open(customer, sealed), { username: 'demo.exporter', password: 'Sandbox@123' });
-      assert.throws(() => new CredentialsVault(randomBytes(32)).open(customer, sealed), /ENCRYPTION_KEY/, 'another key cannot open it, and says so');
+      const openedSet = right.openApiCredentials(customer, sealedSet);
+      assert.ok(setSecrets.includes(openedSet.clientSecret) && setSecrets.includes(openedSet.apiKey), 'the stored set is the one the sandbox issued');
+      assert.throws(() => wrong.open(customer, sealed), /ENCRYPTION_KEY/, 'another key cannot open it, and says so');
+      assert.throws(() => wrong.openApiCredentials(customer, sealedSet), /ENCRYPTION_KEY/, 'nor the credential set');
       assert.throws(() => right.open(other, sealed), 'sealed for one customer, it does not open for another');
-      const [version, payload] = sealed.split(':');
-      const tampered = Buffer.from(payload!, 'base64');
-      tampered[tampered.length - 1]! ^= 1;
-      assert.throws(() => right.open(customer, `${version}:${tampered.toString('base64')}`), 'a changed byte is detected');
-      // Copied onto another customer in the database, it is useless there: the service cannot use it.
-      await h.database.db.updateTable('platform_customers').set({ authority_credentials: sealed }).where('id', '=', other).execute();
+      assert.throws(() => right.openApiCredentials(other, sealedSet), 'nor does the credential set');
+      assert.throws(() => right.open(customer, sealedSet), 'the set does not open as a login (each is bound to what it holds)');
+      for (const [what, value, open] of [
+        ['login', sealed, (text: string) => right.open(customer, text)],
+        ['credential set', sealedSet, (text: string) => right.openApiCredentials(customer, text)],
+      ] as const) {
+        const [version, payload] = value.split(':');
+        const tampered = Buffer.from(payload!, 'base64');
+        tampered[tampered.length - 1]! ^= 1;
+        assert.throws(() => open(`${version}:${tampered.toString('base64')}`), `a changed byte of the ${what} is detected`);
+      }
+      // Copied onto another customer in the database, they are useless there: the service cannot use them.
+      await h.database.db
+        .updateTable('platform_customers')
+        .set({ authority_credentials: sealed, authority_api_credentials: sealedSet })
+        .where('id', '=', other)
+        .execute();
       const [irm] = await usableIrms(asA, customer, 1);
+      const requestsBefore = await h.sandbox.database.db.selectFrom('authority_sandbox.requests').select('request_id').execute();
       const stolen = await call('POST', '/api/v1/genebrc/push-irm', { body: pushBody(other, [lineFor(irm, 1, 1)]) });
-      // It cannot be opened: the service's fault as far as the client knows (500, nothing internal shown), and nothing
-      // reaches the authority under another customer's credentials.
+      // They cannot be opened: the service's fault as far as the client knows (500, nothing internal shown), and
+      // nothing reaches the authority under another customer's credentials.
       expectProblem(stolen, 500, 'internal_error');
       assert.ok(!stolen.text.includes('decrypt') && !stolen.text.includes('auth'), stolen.text);
+      const requestsAfter = await h.sandbox.database.db.selectFrom('authority_sandbox.requests').select('request_id').execute();
+      assert.equal(requestsAfter.length, requestsBefore.length, 'no push reached the authority');
       figures['credentials opened with a wrong key or for another customer'] = 0;
     });
 
@@ -210,7 +239,7 @@ for (const backend of backends()) {
       figures['limits checked'] = '413 above 5 MiB; 400 for 1,000 lines; 400 for JSON 10,000 / 800,000 / 2,500,000 deep; 431 (Node, no body) above 16 KiB of headers';
     });
 
-    test('no API key, password or encryption key in any log line or answer of the whole run', () => {
+    test('no API key, password, credential set secret or encryption key in any log line or answer of the whole run', () => {
       assert.ok(log.lines.length > 50, `the run was logged (${log.lines.length} lines)`);
       for (const secret of secrets) {
         const leak = log.lines.find((line) => line.includes(secret));

@@ -1,10 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Authority } from '../../src/authority/authority.ts';
-import { createSandboxAuthority } from '../../src/authority/sandbox/sandbox-authority.ts';
-import type { Database } from '../../src/store/database.ts';
 import { describeEachBackend, expectProblem, type Harness } from '../support/harness.ts';
 import { cents, irmNow, money, lineFor, pushBody, sleep, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
+
+/*
+ * The service reaches the sandbox program over the wire protocol, through its adapter. The sandbox misbehaves for
+ * real at the HTTP boundary on a push whose billNo asks for it: SANDBOX-OUTAGE answers 503 (the adapter retries until
+ * its deadline, then gives up as unavailable), SANDBOX-SLOW never answers, SANDBOX-LOST accepts the push and then
+ * destroys the connection. Only the late delivery is injected, around the adapter: no HTTP answer can make a push
+ * reach the authority after the caller gave up on it.
+ */
 
 // A short deadline so that the slow authority times out quickly; the poller settles what the push left open.
 const FAULT_ENV = { RUN_POLLER: 'true', POLL_INTERVAL_SECONDS: '1', AUTHORITY_TIMEOUT_MS: '1000' };
@@ -12,22 +18,22 @@ const FAULT_ENV = { RUN_POLLER: 'true', POLL_INTERVAL_SECONDS: '1', AUTHORITY_TI
 /** A push with this billNo reaches the sandbox only after the deadline (1 s), as a slow network would deliver it. */
 const LATE_BILL_NO = 'LATE-ARRIVAL';
 
-function lateDelivering(database: Database): Authority {
-  const sandbox = createSandboxAuthority({ database, processingDelayMs: 300 });
+function lateDelivering(adapter: Authority): Authority {
   return {
-    ...sandbox,
+    ...adapter,
     async push(credentials, message, options) {
-      if (!message.ebrcBulkGenDtos.some((line) => line.billNo === LATE_BILL_NO)) return sandbox.push(credentials, message, options);
+      if (!message.ebrcBulkGenDtos.some((line) => line.billNo === LATE_BILL_NO)) return adapter.push(credentials, message, options);
       await sleep(1_500);
       // Already on its way: the caller's abort no longer stops it.
-      return sandbox.push(credentials, message);
+      return adapter.push(credentials, message);
     },
   };
 }
 
+/** How many copies of the request the sandbox program holds, read from its own storage. */
 async function authorityCopies(h: Harness, requestId: string): Promise<number> {
-  const { rows } = await h.database.executor.executeSql('select count(*)::int as n from sandbox.requests where request_id = $1', [requestId]) as { rows: { n: number }[] };
-  return rows[0]!.n;
+  const rows = await h.sandbox.database.db.selectFrom('authority_sandbox.requests').select('request_id').where('request_id', '=', requestId).execute();
+  return rows.length;
 }
 
 async function reservedLines(h: Harness, requestId: string): Promise<number> {
@@ -166,5 +172,5 @@ describeEachBackend(
       assert.equal(await reservedLines(h, requestId), 0);
     });
   },
-  { env: FAULT_ENV, authority: lateDelivering },
+  { env: FAULT_ENV, sandbox: { processingDelayMs: 300 }, authority: lateDelivering },
 );

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Authority } from '../../src/authority/authority.ts';
-import { createSandboxAuthority } from '../../src/authority/sandbox/sandbox-authority.ts';
-import type { Database } from '../../src/store/database.ts';
 import { describeEachBackend, expectProblem, type Harness } from '../support/harness.ts';
+import { issueCredentials } from '../sandbox/support.ts';
 import {
   cents,
   irmNow,
@@ -17,14 +16,14 @@ import {
   waitForFinal,
 } from '../support/workflow.ts';
 
-const DEMO = { username: 'demo.exporter', password: 'Sandbox@123' };
 const DEMO_IEC = '0599001001';
 
 /**
- * The sandbox, with a gate in front of its push: a push carrying a held billNo waits until the test
+ * The adapter to the sandbox, with a gate in front of its push: a push carrying a held billNo waits until the test
  * releases it, so the request's state while the authority has not answered yet can be looked at.
  */
 const gates = new Map<string, Promise<void>>();
+/** The adapter itself, for pushing as the exporter would through another channel. */
 let sandbox: Authority | undefined;
 
 function hold(billNo: string): () => void {
@@ -33,8 +32,7 @@ function hold(billNo: string): () => void {
   return release;
 }
 
-function gatedSandbox(database: Database): Authority {
-  const inner = createSandboxAuthority({ database, processingDelayMs: 1_000 });
+function gatedSandbox(inner: Authority): Authority {
   sandbox = inner;
   return {
     ...inner,
@@ -56,11 +54,10 @@ async function firstListed(h: Harness, customerId: string): Promise<any> {
   assert.fail('the push was never stored');
 }
 
+/** How many requests with this requestId the sandbox program holds in its own store. */
 async function authorityCopies(h: Harness, requestId: string): Promise<number> {
-  const { rows } = (await h.database.executor.executeSql('select count(*)::int as n from sandbox.requests where request_id = $1', [requestId])) as {
-    rows: { n: number }[];
-  };
-  return rows[0]!.n;
+  const rows = await h.sandbox.database.db.selectFrom('authority_sandbox.requests').select('request_id').where('request_id', '=', requestId).execute();
+  return rows.length;
 }
 
 async function storedRequests(h: Harness, customerId: string): Promise<number> {
@@ -129,7 +126,7 @@ describeEachBackend(
       const id = await verifiedCustomer(h, 'refused@example.com');
       const [irm] = await usableIrms(h, id, 1);
       // The exporter maps part of the IRM through another channel: the authority's balance moves, ours cannot know.
-      const elsewhere = await sandbox!.push(DEMO, {
+      const elsewhere = await sandbox!.push(await issueCredentials(h.sandbox.url, 'demo.exporter'), {
         iecNumber: DEMO_IEC,
         requestId: `ELSEWHERE${Date.now()}`,
         recordResCount: 1,
@@ -246,10 +243,13 @@ describeEachBackend(
       assert.deepEqual(held, []);
 
       // The authority's balance agrees with ours.
-      const { rows } = (await h.database.executor.executeSql('select available_amount from sandbox.irms where irm_number = $1', [irm.irmNumber])) as {
-        rows: { available_amount: string }[];
-      };
-      assert.equal(cents(rows[0]!.available_amount), available);
+      const atAuthority = await h.sandbox.database.db
+        .selectFrom('authority_sandbox.irms')
+        .select('available_amount')
+        .where('account_username', '=', 'demo.exporter')
+        .where('irm_number', '=', irm.irmNumber)
+        .executeTakeFirstOrThrow();
+      assert.equal(cents(atAuthority.available_amount), available);
     });
 
     test('Idempotency-Key on push: a retry replays the same request; concurrent retries never store two', async () => {
@@ -293,5 +293,5 @@ describeEachBackend(
       assert.equal(after.body.requestId, ran[0]!.body.requestId);
     });
   },
-  { env: { RUN_POLLER: 'true', POLL_INTERVAL_SECONDS: '1' }, authority: gatedSandbox },
+  { env: { RUN_POLLER: 'true', POLL_INTERVAL_SECONDS: '1' }, authority: gatedSandbox, sandbox: { processingDelayMs: 1_000 } },
 );

@@ -6,15 +6,17 @@ import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { createService } from '../../src/service.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
-import { backends, injectRequest, scratchDatabase, type Backend } from '../support/harness.ts';
+import { NO_AUTHORITY } from '../support/gateway.ts';
+import { backends, injectRequest, scratchDatabase, startTestSandbox, type Backend } from '../support/harness.ts';
 import { verifiedCustomer } from '../support/workflow.ts';
 
 const MAIN = path.join(import.meta.dirname, '../../src/main.ts');
 
-function configFor(scratch: { dataDir: string; databaseUrl?: string }, encryptionKey: string) {
+function configFor(scratch: { dataDir: string; databaseUrl?: string }, encryptionKey: string, authorityUrl = NO_AUTHORITY) {
   return loadConfig({
     DATA_DIR: scratch.dataDir,
     ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl } : {}),
+    AUTHORITY_URL: authorityUrl,
     ENCRYPTION_KEY: encryptionKey,
     RUN_POLLER: 'false',
     LOG_LEVEL: 'silent',
@@ -29,8 +31,10 @@ async function keyCheck(backend: Backend): Promise<void> {
   const scratch = await scratchDatabase(backend);
   const original = randomBytes(32).toString('base64');
   const other = randomBytes(32).toString('base64');
+  // The customer is verified, and its IRMs refreshed, with the sandbox program.
+  const sandbox = await startTestSandbox(scratch);
   try {
-    const first = await createService({ config: configFor(scratch, original), logger: false });
+    const first = await createService({ config: configFor(scratch, original, sandbox.url), logger: false });
     const { apiKey } = await createPlatform(first.database.db, 'Keys');
     const customerId = await verifiedCustomer({ request: (m, u, o = {}) => injectRequest(first, m, u, { key: apiKey, ...o }) }, `keys-${backend}@example.com`);
     await first.close();
@@ -43,7 +47,7 @@ async function keyCheck(backend: Backend): Promise<void> {
     await again.close();
     await assert.rejects(createService({ config: configFor(scratch, other), logger: false }), refusedForTheKey, 'credentials sealed under another key');
 
-    const right = await createService({ config: configFor(scratch, original), logger: false });
+    const right = await createService({ config: configFor(scratch, original, sandbox.url), logger: false });
     try {
       const customer = await injectRequest(right, 'POST', '/api/v1/irm/refresh', { key: apiKey, query: { platformCustomerId: customerId, limit: 1 }, body: {} });
       assert.equal(customer.status, 200, `the right key opens the credentials: ${customer.text}`);
@@ -51,6 +55,7 @@ async function keyCheck(backend: Backend): Promise<void> {
       await right.close();
     }
   } finally {
+    await sandbox.close();
     await scratch.drop();
   }
 }
@@ -67,7 +72,7 @@ describe('the encryption key is checked at start', { concurrency: true }, () => 
       await (await createService({ config: configFor(scratch, original), logger: false })).close();
       const other = randomBytes(32).toString('base64');
       const child = spawn(process.execPath, [MAIN], {
-        env: { PATH: process.env.PATH ?? '', DATA_DIR: scratch.dataDir, ENCRYPTION_KEY: other, PORT: '0', RUN_POLLER: 'false' },
+        env: { PATH: process.env.PATH ?? '', DATA_DIR: scratch.dataDir, AUTHORITY_URL: NO_AUTHORITY, ENCRYPTION_KEY: other, PORT: '0', RUN_POLLER: 'false' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stderr = '';

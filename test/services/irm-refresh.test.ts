@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Authority } from '../../src/authority/authority.ts';
-import { createSandboxAuthority } from '../../src/authority/sandbox/sandbox-authority.ts';
 import { describeEachBackend, expectProblem } from '../support/harness.ts';
 import { verifiedCustomer } from '../support/workflow.ts';
 
 const DAY_MS = 86_400_000;
 
-/** The sandbox on a clock the test moves, counting IRM pulls and slowing them a little so that they overlap. */
+/** The sandbox's clock, which the test moves on (the service keeps the real one). */
 const clock = { offsetMs: 0 };
 const pulls = { count: 0 };
-function countingSandbox(database: Parameters<typeof createSandboxAuthority>[0]['database']): Authority {
-  const sandbox = createSandboxAuthority({ database, processingDelayMs: 0, now: () => new Date(Date.now() + clock.offsetMs) });
+
+/** The adapter to the sandbox, counting IRM pulls and slowing them a little so that they overlap. */
+function countingSandbox(sandbox: Authority): Authority {
   return {
     ...sandbox,
     async fetchIrms(credentials, query, options) {
@@ -103,5 +103,5 @@ describeEachBackend(
       expectProblem(await refresh(h, id, { limit: 101 }), 400, 'validation_failed');
     });
   },
-  { authority: countingSandbox, env: { AUTHORITY_TIMEOUT_MS: '3000' } },
+  { authority: countingSandbox, env: { AUTHORITY_TIMEOUT_MS: '3000' }, sandboxNow: () => new Date(Date.now() + clock.offsetMs) },
 );

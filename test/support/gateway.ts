@@ -17,7 +17,17 @@ export const API_KEY = /ebrc_test_[1-9A-HJ-NP-Za-km-z]+/;
 
 export type Running = { child: ChildProcess; output: () => string; exited: Promise<unknown> };
 
-/** `node src/main.ts` with only the environment given. */
+/**
+ * AUTHORITY_URL for a service that never calls the authority: nothing listens on port 9 (discard), so a call would
+ * fail at once. Without an AUTHORITY_URL, `src/main.ts` starts (or reuses) the sandbox program on SANDBOX_PORT
+ * (3100 by default) and leaves it running: a test that needs no authority passes this instead.
+ */
+export const NO_AUTHORITY = 'http://127.0.0.1:9';
+
+/**
+ * `node src/main.ts` with only the environment given. Nothing is added: with no AUTHORITY_URL in `env` it starts the
+ * sandbox program beside it (see NO_AUTHORITY), which outlives it and is the caller's to stop.
+ */
 export function startGateway(env: Record<string, string>): Running {
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: ROOT,

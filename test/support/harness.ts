@@ -7,13 +7,17 @@ import { Writable } from 'node:stream';
 import { after, before, describe } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { Authority } from '../../src/authority/authority.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
 import type { Database } from '../../src/store/database.ts';
 import { readMigrations } from '../../src/store/migrate.ts';
+import type { SandboxConfig } from '../../sandbox/config.ts';
+import { readSandboxConfig } from '../../sandbox/config.ts';
+import type { SandboxProgram } from '../../sandbox/program.ts';
+import { startSandbox } from '../../sandbox/program.ts';
 
 const pgBossVersion: string = createRequire(import.meta.url)('pg-boss/package.json').version;
 
@@ -43,7 +47,8 @@ async function embeddedTemplate(): Promise<string> {
   if (fs.existsSync(path.join(template, 'pgdata'))) return template;
   const building = fs.mkdtempSync(path.join(os.tmpdir(), 'ebrc-test-template-building-'));
   const service = await createService({
-    config: loadConfig({ DATA_DIR: building, RUN_POLLER: 'false', LOG_LEVEL: 'silent' }),
+    // The template never calls the authority.
+    config: loadConfig({ DATA_DIR: building, RUN_POLLER: 'false', LOG_LEVEL: 'silent', AUTHORITY_URL: 'http://127.0.0.1:9' }),
     logger: false,
   });
   // Each copy makes its own key: the template must not hold the check of the key it was built with.
@@ -115,6 +120,8 @@ export type Harness = {
   /** Two platforms, so that every test can show one never sees the other's data. */
   platformA: TestPlatform;
   platformB: TestPlatform;
+  /** The sandbox authority program the service talks to, over the wire protocol. */
+  sandbox: SandboxProgram;
   request(method: string, url: string, options?: InjectOptions): Promise<TestResponse>;
 };
 
@@ -122,24 +129,97 @@ export type TestResponse = { status: number; headers: Record<string, string | st
 
 export type HarnessOptions = {
   env?: Record<string, string>;
-  authority?: (database: Database) => Authority;
+  /** Wraps the service's authority adapter (faults, counting). */
+  authority?: (adapter: Authority) => Authority;
+  /** Changes to the sandbox program's settings (by default: processing at once, no rate limit). */
+  sandbox?: Partial<SandboxConfig>;
+  /**
+   * The sandbox program's clock (its tokens' expiry, the IRMs issued by then, processing), for tests that move time
+   * on at the authority only; the real time by default. The service keeps the real clock.
+   */
+  sandboxNow?: () => Date;
+  /** Where the sandbox program logs (to see what it did on purpose); nowhere by default. */
+  sandboxLogger?: Logger;
   /** Where the service logs; none by default. */
   logger?: FastifyBaseLogger;
 };
 
+/**
+ * The sandbox program's embedded storage, migrated and with its key pair and credential sets made, once per version
+ * of its migrations and accounts, copied for each test (as embeddedTemplate does for the service's): creating a PGlite
+ * folder takes seconds. Every test's sandbox then hands out the same test credential sets.
+ */
+async function embeddedSandboxTemplate(): Promise<string> {
+  const root = path.resolve(import.meta.dirname, '../../sandbox');
+  const sources = [...fs.readdirSync(path.join(root, 'migrations')).sort().map((name) => path.join(root, 'migrations', name)), path.join(root, 'accounts.ts')];
+  const hash = createHash('sha256');
+  for (const source of sources) hash.update(fs.readFileSync(source));
+  const template = path.join(os.tmpdir(), `ebrc-test-sandbox-template-${hash.digest('hex').slice(0, 16)}`);
+  if (fs.existsSync(path.join(template, 'pgdata'))) return template;
+  const building = fs.mkdtempSync(path.join(os.tmpdir(), 'ebrc-test-sandbox-template-building-'));
+  const program = await startSandbox(
+    { ...readSandboxConfig({ SANDBOX_PORT: '0', SANDBOX_LOG_LEVEL: 'silent' }), dataDir: building },
+    { logger: pino({ level: 'silent' }) },
+  );
+  await program.close();
+  try {
+    fs.renameSync(building, template);
+  } catch {
+    fs.rmSync(building, { recursive: true, force: true });
+  }
+  return template;
+}
+
+/**
+ * The sandbox authority as its own program, for one test file: its own PGlite folder beside the embedded backend, or
+ * its own schema in the scratch PostgreSQL database. Processing is immediate and flooding allowed unless changed.
+ */
+export async function startTestSandbox(
+  storage: { dataDir: string; databaseUrl?: string | undefined },
+  changes: Partial<SandboxConfig> = {},
+  options: { now?: (() => Date) | undefined; logger?: Logger | undefined } = {},
+): Promise<SandboxProgram> {
+  const dataDir = path.join(storage.dataDir, 'sandbox');
+  if (storage.databaseUrl === undefined && !fs.existsSync(dataDir)) {
+    fs.cpSync(path.join(await embeddedSandboxTemplate(), 'pgdata'), path.join(dataDir, 'pgdata'), { recursive: true });
+  }
+  const config: SandboxConfig = {
+    ...readSandboxConfig({ SANDBOX_PORT: '0', SANDBOX_LOG_LEVEL: 'silent' }),
+    dataDir,
+    databaseUrl: storage.databaseUrl,
+    processingDelayMs: 0,
+    rateLimitPerSecond: 1_000_000,
+    rateLimitBurst: 1_000_000,
+    ...changes,
+  };
+  return startSandbox(config, { logger: options.logger ?? pino({ level: 'silent' }), ...(options.now === undefined ? {} : { now: options.now }) });
+}
+
 export async function startHarness(backend: Backend, options: HarnessOptions = {}): Promise<Harness & { stop(): Promise<void> }> {
   const scratch = await scratchDatabase(backend);
-  const config = loadConfig({
-    DATA_DIR: scratch.dataDir,
-    ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl } : {}),
-    RATE_LIMIT_PER_SECOND: '100000',
-    RATE_LIMIT_BURST: '100000',
-    SANDBOX_PROCESSING_DELAY_MS: '0',
-    RUN_POLLER: 'false',
-    LOG_LEVEL: 'silent',
-    ...options.env,
-  });
-  const service = await createService({ config, logger: options.logger ?? false, ...(options.authority ? { authority: options.authority } : {}) });
+  let sandbox: SandboxProgram | undefined;
+  let config: Config;
+  let service: Service;
+  try {
+    sandbox = await startTestSandbox(scratch, options.sandbox, { now: options.sandboxNow, logger: options.sandboxLogger });
+    config = loadConfig({
+      DATA_DIR: scratch.dataDir,
+      ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl } : {}),
+      AUTHORITY_URL: sandbox.url,
+      RATE_LIMIT_PER_SECOND: '100000',
+      RATE_LIMIT_BURST: '100000',
+      RUN_POLLER: 'false',
+      LOG_LEVEL: 'silent',
+      ...options.env,
+    });
+    service = await createService({ config, logger: options.logger ?? false, ...(options.authority ? { authority: options.authority } : {}) });
+  } catch (error) {
+    // A harness that cannot start leaves no sandbox listening and no scratch database behind.
+    await sandbox?.close().catch(() => undefined);
+    await scratch.drop().catch(() => undefined);
+    throw error;
+  }
+  const started: SandboxProgram = sandbox;
   const seed = async (name: string): Promise<TestPlatform> => {
     const created = await createPlatform(service.database.db, name);
     return { id: created.platform.id, apiKey: created.apiKey, keyId: created.key.id };
@@ -153,11 +233,16 @@ export async function startHarness(backend: Backend, options: HarnessOptions = {
     config,
     platformA,
     platformB,
+    sandbox: started,
     request: (method, url, requestOptions = {}) =>
       injectRequest(service, method, url, { ...requestOptions, key: requestOptions.key === undefined ? platformA.apiKey : requestOptions.key }),
     async stop() {
       try {
-        await service.close();
+        try {
+          await service.close();
+        } finally {
+          await started.close();
+        }
       } finally {
         await scratch.drop();
       }

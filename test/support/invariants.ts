@@ -1,11 +1,18 @@
 import assert from 'node:assert/strict';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/store/database.ts';
+import type { SandboxSchema } from '../../sandbox/store/schema.ts';
 import { cents } from './workflow.ts';
 
 /**
- * The money invariants of the whole database, checked directly in its tables (ours and the sandbox authority's)
- * once nothing is open any more. The reliability tests run them after crashes, injected faults and races.
+ * The money invariants of the whole system, checked directly in the tables once nothing is open any more: ours, and
+ * the sandbox authority program's own storage (its schema authority_sandbox, read through the program's handle: on
+ * the embedded backend it is another PGlite, on PostgreSQL a schema of the scratch database). The reliability tests
+ * run them after crashes, injected faults and races.
  */
+
+/** The sandbox program's storage, as SandboxProgram.database gives it: read only here, never written. */
+export type AuthorityStore = { db: Kysely<SandboxSchema> };
 
 /** A push the client saw acknowledged with `Validated`: it must be there, with all its lines, forever. */
 export type AcknowledgedPush = {
@@ -46,10 +53,12 @@ export async function openRequestCount(database: Database): Promise<number> {
  *   request we failed as never received is unknown there; its balances agree with ours;
  * - every acknowledged push is stored under its requestId with all its lines, and ended in a processed state.
  * With `exactEbrcSequence`, the authority drew exactly one eBRC number per generated line (no request processed
- * twice); a crash may leave gaps in the sequence (a rolled-back draw), so the crash test does not ask for it.
+ * twice). Only a crash of the authority itself could leave a gap (a rolled-back draw); the tests kill the service,
+ * never the sandbox program, so every test may ask for it.
  */
 export async function assertLedgerConsistent(
   database: Database,
+  authority: AuthorityStore,
   options: { acknowledged?: readonly AcknowledgedPush[]; exactEbrcSequence?: boolean } = {},
 ): Promise<LedgerFigures> {
   assert.equal(await openRequestCount(database), 0, 'no request is left open');
@@ -96,9 +105,12 @@ export async function assertLedgerConsistent(
     }
   }
 
-  // The authority's side.
-  const theirRequests = await rows(database, 'select request_id, ack_id, ack_status from sandbox.requests');
-  const theirLines = await rows(database, 'select request_id, serial_no, status, ebrc_number from sandbox.request_lines');
+  // The authority's side, in the sandbox program's own storage.
+  const theirRequests: Row[] = await authority.db.selectFrom('authority_sandbox.requests').select(['request_id', 'ack_id', 'ack_status']).execute();
+  const theirLines: Row[] = await authority.db
+    .selectFrom('authority_sandbox.request_lines')
+    .select(['request_id', 'serial_no', 'status', 'ebrc_number'])
+    .execute();
   assert.equal(new Set(theirLines.filter((line) => line.ebrc_number !== null).map((line) => line.ebrc_number)).size,
     theirLines.filter((line) => line.ebrc_number !== null).length, 'the authority issued each eBRC number once');
   for (const theirs of theirRequests) {
@@ -129,7 +141,7 @@ export async function assertLedgerConsistent(
     assert.equal(line.ebrc_number, theirs.ebrc_number, `line ${line.request_id}/${line.serial_no}: our eBRC number is the authority's`);
   }
   if (options.exactEbrcSequence) {
-    const [sequence] = await rows(database, 'select last_value::int as last, is_called from sandbox.ebrc_numbers');
+    const { rows: [sequence] } = await sql<{ last: number; is_called: boolean }>`select last_value::int as last, is_called from authority_sandbox.ebrc_numbers`.execute(authority.db);
     const issued = theirLines.filter((line) => line.ebrc_number !== null).length;
     assert.equal(sequence!.is_called ? Number(sequence!.last) : 0, issued, 'exactly one eBRC number drawn per generated line');
   }
@@ -137,8 +149,8 @@ export async function assertLedgerConsistent(
   // The authority's balances agree with ours, for every IRM that one customer alone holds here.
   const holders = new Map<string, Row[]>();
   for (const irm of irms) holders.set(irm.irm_number, [...(holders.get(irm.irm_number) ?? []), irm]);
-  const theirIrms = await rows(database, 'select irm_number, available_amount::text as available from sandbox.irms');
-  const theirAvailable = new Map(theirIrms.map((irm) => [irm.irm_number as string, cents(irm.available)]));
+  const theirIrms = await authority.db.selectFrom('authority_sandbox.irms').select(['irm_number', sql<string>`available_amount::text`.as('available')]).execute();
+  const theirAvailable = new Map(theirIrms.map((irm) => [irm.irm_number, cents(irm.available)]));
   for (const [irmNumber, held] of holders) {
     if (held.length !== 1 || !named.has(held[0]!.id)) continue;
     assert.equal(theirAvailable.get(irmNumber), cents(held[0]!.available), `IRM ${irmNumber}: the authority's available amount is ours`);
@@ -169,4 +181,15 @@ export async function assertLedgerConsistent(
 /** The statuses counted as `status=n` pairs, for figures. */
 export function statusFigures(byStatus: Record<string, number>): string {
   return Object.entries(byStatus).sort().map(([status, n]) => `${status}=${n}`).join(' ') || 'none';
+}
+
+/**
+ * The secrets of every API credential set the sandbox program holds (the client secrets, the x-Api-Keys, the users'
+ * private keys), to look for in logs and answers as the portal password is looked for. A private key is looked for by
+ * a piece of its base64 that sits on one line of its PEM too, so that neither form of it may leak.
+ */
+export async function authorityCredentialSecrets(authority: AuthorityStore): Promise<string[]> {
+  const sets = await authority.db.selectFrom('authority_sandbox.credential_sets').select(['client_secret', 'api_key', 'user_private_key']).execute();
+  assert.ok(sets.length > 0, 'the sandbox holds credential sets');
+  return sets.flatMap((set) => [set.client_secret, set.api_key, set.user_private_key.slice(128, 168)]);
 }

@@ -12,6 +12,10 @@ import type { TestResponse } from './harness.ts';
  * An IRM whose balance the client can no longer know (a push whose answer it did not get, a 502/504, a line that
  * fails at processing and is released later) is set aside: the client never maps it again.
  *
+ * With `wireFaultRate`, a line that does not fail at processing may instead ask the sandbox program to misbehave at
+ * the HTTP boundary (billNo SANDBOX-OUTAGE: 503; SANDBOX-SLOW: no answer; SANDBOX-LOST: accepted, then the connection
+ * dropped), so that the service's wire client meets real HTTP failures, and its retries, in the mix.
+ *
  * Every push carries an Idempotency-Key. A push whose answer never came is retried with the same key and body by
  * retryUnanswered (after a restart, say), as a careful client would: it must then be stored once at most. The last
  * acknowledgements before a kill are retried too (replayAcknowledged): each must come back as it was, not run again.
@@ -31,6 +35,9 @@ const REPLAYED_ACKNOWLEDGEMENTS = 3;
 type Slot = { irm: any; availableCents: bigint; busy: boolean; tainted: boolean };
 
 const REQUEST_ID = /EBRCGW\d{8}[0-9A-F]{18}/;
+
+/** The billNos that make the sandbox program fail a push at the HTTP boundary (sandbox/server.ts). */
+export const WIRE_FAULT_BILL_NOS = ['SANDBOX-OUTAGE', 'SANDBOX-SLOW', 'SANDBOX-LOST'] as const;
 
 export type StreamCounts = {
   pushes: number;
@@ -61,6 +68,8 @@ export class PushStream {
   readonly faulted: { requestId: string; status: number }[] = [];
   /** Answers no client should ever get (anything but 200 for a push, or a 502/504 that is not a problem document). */
   readonly unexpected: string[] = [];
+  /** Lines sent with each of WIRE_FAULT_BILL_NOS. */
+  readonly wireFaults: Record<string, number> = {};
   readonly counts: StreamCounts = {
     pushes: 0,
     validated: 0,
@@ -81,7 +90,7 @@ export class PushStream {
   readonly #customerId: string;
   readonly #slots: Slot[];
   readonly #random: Random;
-  readonly #options: { maxLines: number; failLineRate: number; maxLineCents: bigint };
+  readonly #options: { maxLines: number; failLineRate: number; maxLineCents: bigint; wireFaultRate: number };
   #invoice = 0;
   #unanswered: Unanswered[] = [];
   #acknowledgedLast: Answered[] = [];
@@ -90,12 +99,17 @@ export class PushStream {
     customerId: string,
     irms: readonly any[],
     random: Random,
-    options: { maxLines?: number; failLineRate?: number; maxLineCents?: bigint } = {},
+    options: { maxLines?: number; failLineRate?: number; maxLineCents?: bigint; wireFaultRate?: number } = {},
   ) {
     this.#customerId = customerId;
     this.#slots = irms.map((irm) => ({ irm, availableCents: cents(irm.irmAvailableAmt), busy: false, tainted: false }));
     this.#random = random;
-    this.#options = { maxLines: options.maxLines ?? 2, failLineRate: options.failLineRate ?? 0.1, maxLineCents: options.maxLineCents ?? 100n };
+    this.#options = {
+      maxLines: options.maxLines ?? 2,
+      failLineRate: options.failLineRate ?? 0.1,
+      maxLineCents: options.maxLineCents ?? 100n,
+      wireFaultRate: options.wireFaultRate ?? 0,
+    };
   }
 
   /** IRMs the client can still map. */
@@ -117,10 +131,15 @@ export class PushStream {
       const mapped = this.#random.bigint(1n, ceiling);
       const fails = this.#random.chance(this.#options.failLineRate);
       this.#invoice += 1;
+      // Drawn only when asked for, so that the streams of a seed without wire faults stay as they were.
+      const wireFault = !fails && this.#options.wireFaultRate > 0 && this.#random.chance(this.#options.wireFaultRate)
+        ? this.#random.pick(WIRE_FAULT_BILL_NOS)
+        : undefined;
+      if (wireFault !== undefined) this.wireFaults[wireFault] = (this.wireFaults[wireFault] ?? 0) + 1;
       const line = lineFor(slot.irm, index + 1, money(mapped), {
         irmRemitAmtFCC: money(slot.availableCents),
         sbCumInvoiceNumber: String(1_000_000 + (this.#invoice % 8_999_999)),
-        billNo: fails ? 'SANDBOX-FAIL' : `S${this.#invoice}`,
+        billNo: fails ? 'SANDBOX-FAIL' : wireFault ?? `S${this.#invoice}`,
       });
       return { slot, mapped, fails, line };
     });

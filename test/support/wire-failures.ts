@@ -6,7 +6,7 @@ export async function failsWith(promise: Promise<unknown>, kind: WireFailureKind
   let failure: WireFailure | undefined;
   await assert.rejects(promise, (error: unknown) => {
     assert.ok(error instanceof WireFailure, String(error));
-    assert.equal(error.kind, kind, error.message);
+    assert.equal(error.failure, kind, error.message);
     failure = error;
     return true;
   });

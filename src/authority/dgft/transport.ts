@@ -94,7 +94,7 @@ export async function withRetries<T>(scope: CallScope, attempt: () => Promise<T>
     try {
       return await attempt();
     } catch (error) {
-      if (error instanceof WireFailure && error.kind === 'timeout' && scope.signal.aborted) throw gaveUp();
+      if (error instanceof WireFailure && error.failure === 'timeout' && scope.signal.aborted) throw gaveUp();
       if (!(error instanceof TransientFailure)) throw error;
       last = error;
     }

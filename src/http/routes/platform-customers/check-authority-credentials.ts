@@ -13,9 +13,12 @@ export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
         tags: ['Platform customers'],
         summary: "Validate the customer's authority credentials",
         description:
-          'Checks the credentials with the authority. When they are valid the customer gets its `iecCode` and ' +
-          '`authorityVerifiedAt`, and the credentials are kept encrypted (AES-256-GCM) for later calls. ' +
-          'When they are not, nothing stored changes. The password is never returned.',
+          'Checks the credentials with the authority. Against the sandbox (AUTHORITY_MODE=sandbox) the username and ' +
+          'password log in there and the API credential set it issues is stored; against the real authority ' +
+          '(AUTHORITY_MODE=dgft) the set stored with PUT …/authority-api-credentials is used (409 ' +
+          '`authority_api_credentials_missing` without one). The set must take a token and read the IEC\'s IRMs. When it ' +
+          'does, the customer gets its `iecCode` and `authorityVerifiedAt`, and everything is kept encrypted ' +
+          '(AES-256-GCM) for later calls. When it does not, nothing stored changes. The password is never returned.',
         security: [{ apiKey: [] }],
         params: IdParams,
         body: CheckCredentialsBody,
