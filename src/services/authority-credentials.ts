@@ -11,7 +11,8 @@ import { requireCustomer, toCustomer, type Customer } from './customers.ts';
  * sandbox, which issues the account's API credential set; in dgft mode the set stored with PUT
  * …/authority-api-credentials is used. Either way the set must then take a token and read its IEC's IRMs. Only when it
  * does is anything kept: the login (encrypted, as given), the issued set (encrypted), the IEC and the verification,
- * in one transaction. A refusal or an outage leaves what was stored before.
+ * in one transaction. A refusal or an outage leaves what was stored before, and so do valid credentials of another
+ * IEC than the one the customer was verified with (422).
  */
 export async function checkAuthorityCredentials(
   context: ServiceContext,
@@ -24,6 +25,14 @@ export async function checkAuthorityCredentials(
   const login = { username: body.authorityUsername, password: body.authorityPassword };
   const issued = context.sandboxCredentials === null ? null : await context.sandboxCredentials.issueApiCredentials(login);
   const credentials = issued ?? storedCredentialSet(context, customer);
+  if (customer.iec_code !== null && customer.iec_code !== credentials.iecCode) {
+    // Another exporter's credentials: this customer's IRMs and requests belong to its own IEC.
+    throw new AppError(
+      'authority_credentials_invalid',
+      `These credentials are the exporter ${credentials.iecCode}'s; platform customer ${customer.id} is the exporter ${customer.iec_code}, ` +
+        'as the authority told it. Nothing was changed; create another customer for the other exporter.',
+    );
+  }
   await context.authority.checkCredentials(credentials);
   const at = new Date();
   const row = await context.db.transaction().execute(async (tx) => {

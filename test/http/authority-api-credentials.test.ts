@@ -113,6 +113,18 @@ describeEachBackend(
       assert.deepEqual((await h.request('GET', `/api/v1/platform-customers/${customerId}`)).body.authorityApiCredentials, issued);
     });
 
+    test("another exporter's valid credentials are refused for a verified customer, and change nothing", async () => {
+      const customerId = await verifiedCustomer(h, `other-iec-${randomUUID()}@example.com`);
+      const before = await h.request('GET', `/api/v1/platform-customers/${customerId}`);
+      const other = await h.request('POST', `/api/v1/platform-customers/${customerId}/check-authority-credentials`, {
+        body: { authorityUsername: 'services.exporter', authorityPassword: 'Sandbox@123' },
+      });
+      const problem = expectProblem(other, 422, 'authority_credentials_invalid');
+      assert.match(problem.detail, /0599001002.*0599001001/);
+      const after = await h.request('GET', `/api/v1/platform-customers/${customerId}`);
+      assert.deepEqual(after.body, before.body, 'the IEC, the set and the verification stay as they were');
+    });
+
     test('credentials the authority refuses later are marked invalid until a new check succeeds', async () => {
       const created = await h.request('POST', '/api/v1/platform-customers/', {
         body: { name: 'Status', email: `status-${randomUUID()}@example.com`, companyName: 'Status Ltd' },
