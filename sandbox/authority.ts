@@ -34,7 +34,7 @@ import { generateIrms, issuedIrmCount } from './irm-generator.ts';
 import type { IrmsTable, RequestLinesTable, RequestsTable, SandboxSchema } from './store/schema.ts';
 
 /** A line with this billNo fails at processing (ERR40); its amount goes back to the IRM. */
-export const FAIL_BILL_NO = 'SANDBOX-FAIL';
+const FAIL_BILL_NO = 'SANDBOX-FAIL';
 
 const PROCESSING_FAILURE = { field: 'billNo', code: 'ERR40', message: 'Shipping bill not found at customs.' };
 

@@ -63,7 +63,7 @@ export function generateIrms(owner: IrmOwner, fromSeq: number, toSeq: number): G
 }
 
 /** IRM number `seq` of the owner; the same owner and seq always give the same IRM. */
-export function generateIrm(owner: IrmOwner, seq: number): GeneratedIrm {
+function generateIrm(owner: IrmOwner, seq: number): GeneratedIrm {
   const { irmProfile: profile } = owner;
   const random = seededRandom(`${owner.username}#${seq}`);
   const branch = pick(random, profile.branches);

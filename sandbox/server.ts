@@ -36,9 +36,9 @@ import { createRateLimiter } from './rate-limit.ts';
 import type { SandboxSchema } from './store/schema.ts';
 import { readEbrcFilters, readIrmFilters, readRequestId } from './wire-requests.ts';
 
-export const OUTAGE_BILL_NO = 'SANDBOX-OUTAGE';
-export const SLOW_BILL_NO = 'SANDBOX-SLOW';
-export const LOST_BILL_NO = 'SANDBOX-LOST';
+const OUTAGE_BILL_NO = 'SANDBOX-OUTAGE';
+const SLOW_BILL_NO = 'SANDBOX-SLOW';
+const LOST_BILL_NO = 'SANDBOX-LOST';
 
 // A 999-line push, base64 twice over, is above Fastify's default 1 MiB.
 const BODY_LIMIT = 16 * 1024 * 1024;

@@ -17,6 +17,8 @@ export type Config = {
   sandboxProcessingDelayMs: number;
   pollIntervalSeconds: number;
   runPoller: boolean;
+  /** Whether this process relays events and delivers webhooks (RUN_WEBHOOKS). */
+  runWebhooks: boolean;
   housekeepingIntervalSeconds: number;
   authorityEnvelopeProfile: EnvelopeProfile;
   /** sandbox: the sandbox program (its own credential-set login); dgft: the real authority. */
@@ -29,6 +31,18 @@ export type Config = {
   authorityEgressIp: string | undefined;
   /** Where the sandbox program started beside the service listens. */
   sandboxPort: number;
+  /** Seconds before each retry of a failed webhook delivery; after the last, the delivery has failed. */
+  webhookRetrySchedule: number[];
+  /** A delivery that has no 2xx answer within this is failed (contract: 15 s). */
+  webhookTimeoutMs: number;
+  /** Loopback, private and internal webhook URLs are refused unless this is set (local development and tests). */
+  webhookAllowPrivateUrls: boolean;
+  /** An endpoint whose every delivery has failed for this long is disabled (contract: 5 days). */
+  webhookDisableAfterSeconds: number;
+  /** Deliveries in flight at once in one process; one endpoint takes at most a quarter of them. */
+  webhookConcurrency: number;
+  /** How long events (and their delivery attempts) are kept (contract: at least 30 days). */
+  eventRetentionDays: number;
 };
 
 export const AUTHORITY_MODES = ['sandbox', 'dgft'] as const;
@@ -67,6 +81,19 @@ function httpUrl(env: Env, name: string): string | undefined {
   // Not quoted back: a URL may carry a password.
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http:// or https:// URL, not ${url.protocol}`);
   return raw.replace(/\/+$/, '');
+}
+
+/** The contract's retry schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000];
+
+function retrySchedule(env: Env, name: string): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return DEFAULT_WEBHOOK_RETRY_SCHEDULE;
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.length > 20 || parts.some((part) => !/^\d+$/.test(part) || Number(part) > 604_800)) {
+    throw new ConfigError(`${name} must be up to 20 comma-separated whole numbers of seconds (each at most 604800), such as 5,300,1800; got "${raw}"`);
+  }
+  return parts.map(Number);
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -116,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxProcessingDelayMs: integer(env, 'SANDBOX_PROCESSING_DELAY_MS', 3_000, 0, 86_400_000),
     pollIntervalSeconds: integer(env, 'POLL_INTERVAL_SECONDS', 2, 1, 3_600),
     runPoller: boolean(env, 'RUN_POLLER', true),
+    runWebhooks: boolean(env, 'RUN_WEBHOOKS', true),
     housekeepingIntervalSeconds: integer(env, 'HOUSEKEEPING_INTERVAL_SECONDS', 600, 1, 86_400),
     authorityEnvelopeProfile: envelopeProfile,
     authorityMode: authorityMode as AuthorityMode,
@@ -123,5 +151,11 @@ export function loadConfig(env: Env = process.env): Config {
     authorityTokenUrl: httpUrl(env, 'AUTHORITY_TOKEN_URL'),
     authorityEgressIp,
     sandboxPort: integer(env, 'SANDBOX_PORT', 3100, 1, 65535),
+    webhookRetrySchedule: retrySchedule(env, 'WEBHOOK_RETRY_SCHEDULE'),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
+    webhookAllowPrivateUrls: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
+    webhookDisableAfterSeconds: integer(env, 'WEBHOOK_DISABLE_AFTER_SECONDS', 5 * 86_400, 1, 365 * 86_400),
+    webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 128, 1, 1_000),
+    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 30, 3_650),
   };
 }

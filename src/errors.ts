@@ -1,4 +1,4 @@
-import type { AuthorityError } from './authority/authority.ts';
+import type { AuthorityError, AuthorityFailure } from './authority/authority.ts';
 
 /**
  * Every error code the API answers with (contract 1), its HTTP status and title. The one table:
@@ -6,6 +6,7 @@ import type { AuthorityError } from './authority/authority.ts';
  */
 export const ERROR_TABLE = {
   validation_failed: { status: 400, title: 'The request is not valid' },
+  webhook_url_not_allowed: { status: 400, title: 'Webhook URL not allowed' },
   api_key_missing: { status: 401, title: 'API key missing' },
   api_key_invalid: { status: 401, title: 'API key not valid' },
   not_found: { status: 404, title: 'Not found' },
@@ -14,6 +15,7 @@ export const ERROR_TABLE = {
   customer_not_verified: { status: 409, title: 'Customer not verified with the authority' },
   authority_api_credentials_missing: { status: 409, title: 'Authority API credential set missing' },
   idempotency_key_in_use: { status: 409, title: 'Idempotency key in use' },
+  webhook_endpoint_disabled: { status: 409, title: 'Webhook endpoint disabled' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   authority_credentials_invalid: { status: 422, title: 'Authority credentials not valid' },
@@ -63,29 +65,35 @@ export function notFound(what: string): AppError {
   return new AppError('not_found', `${what} was not found.`);
 }
 
+/**
+ * How each authority failure is answered: its code in ERROR_TABLE, and what to do about it. The rows of the one
+ * error table that the authority's failures map to, kept beside it.
+ */
+const AUTHORITY_FAILURE_PROBLEMS: Readonly<Record<AuthorityFailure, { code: ErrorCode; detail: (error: AuthorityError) => string }>> = {
+  credentials_invalid: { code: 'authority_credentials_invalid', detail: () => 'The authority did not accept these credentials.' },
+  credentials_expired: {
+    code: 'authority_credentials_invalid',
+    detail: () => 'These credentials have expired at the authority; the exporter must renew them.',
+  },
+  ip_not_whitelisted: {
+    code: 'authority_ip_not_whitelisted',
+    detail: (error) =>
+      error.egressIp === null
+        ? "The authority refused this service's address (HTTP 403): the address it calls from must be whitelisted at the authority (set AUTHORITY_EGRESS_IP to have it named here)."
+        : `The authority refused this service's address (HTTP 403): whitelist ${error.egressIp} at the authority (API Consumer Settings > Add IP).`,
+  },
+  misconfigured: {
+    code: 'authority_misconfigured',
+    detail: (error) =>
+      `The authority could not read our side of the protocol${error.authorityCode === null ? '' : ` (${error.authorityCode})`}` +
+      `${error.profile === null ? '' : ` with envelope profile ${error.profile}`}: an operator must check the credential set, its envelope profile and the authority's URLs.`,
+  },
+  unavailable: { code: 'authority_unavailable', detail: () => 'The authority is unavailable; try again later.' },
+  timeout: { code: 'authority_timeout', detail: () => 'The authority did not answer in time; try again later.' },
+};
+
 /** The problem an authority failure is answered with: its code in the table, and what to do about it. */
 export function authorityProblem(error: AuthorityError): { code: ErrorCode; detail: string } {
-  switch (error.failure) {
-    case 'credentials_invalid':
-      return { code: 'authority_credentials_invalid', detail: 'The authority did not accept these credentials.' };
-    case 'credentials_expired':
-      return { code: 'authority_credentials_invalid', detail: 'These credentials have expired at the authority; the exporter must renew them.' };
-    case 'ip_not_whitelisted':
-      return {
-        code: 'authority_ip_not_whitelisted',
-        detail: error.egressIp === null
-          ? "The authority refused this service's address (HTTP 403): the address it calls from must be whitelisted at the authority (set AUTHORITY_EGRESS_IP to have it named here)."
-          : `The authority refused this service's address (HTTP 403): whitelist ${error.egressIp} at the authority (API Consumer Settings > Add IP).`,
-      };
-    case 'misconfigured':
-      return {
-        code: 'authority_misconfigured',
-        detail: `The authority could not read our side of the protocol${error.authorityCode === null ? '' : ` (${error.authorityCode})`}` +
-          `${error.profile === null ? '' : ` with envelope profile ${error.profile}`}: an operator must check the credential set, its envelope profile and the authority's URLs.`,
-      };
-    case 'unavailable':
-      return { code: 'authority_unavailable', detail: 'The authority is unavailable; try again later.' };
-    case 'timeout':
-      return { code: 'authority_timeout', detail: 'The authority did not answer in time; try again later.' };
-  }
+  const problem = AUTHORITY_FAILURE_PROBLEMS[error.failure];
+  return { code: problem.code, detail: problem.detail(error) };
 }

@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { Config } from './config.ts';
 
 /** What the sandbox's /health names itself. */
-export const SANDBOX_PROGRAM = 'authority-sandbox';
+const SANDBOX_PROGRAM = 'authority-sandbox';
 
 const SANDBOX_MAIN = path.resolve(import.meta.dirname, '..', 'sandbox', 'main.ts');
 const PROBE_TIMEOUT_MS = 2_000;

@@ -5,16 +5,24 @@ import { createDgftAuthority } from './authority/dgft/dgft-authority.ts';
 import { createDgftClient } from './authority/dgft/dgft-client.ts';
 import { createSandboxCredentialIssuer } from './authority/sandbox-issuer.ts';
 import { ConfigError, type Config } from './config.ts';
-import { buildApp, type Api } from './http/app.ts';
+import { buildApp } from './http/app.ts';
+import type { Api } from './http/deps.ts';
+import { createMetricsRegistry } from './http/plugins/metrics.ts';
+import { createBoss } from './jobs/boss.ts';
+import { EventRelay } from './jobs/event-relay.ts';
 import { Housekeeping } from './jobs/housekeeping.ts';
 import { RequestPoller } from './jobs/request-poller.ts';
+import { createDeliveryMetrics, WebhookDelivery } from './jobs/webhook-delivery.ts';
 import type { ServiceContext } from './services/context.ts';
 import { CredentialsVault } from './services/credentials-vault.ts';
 import { checkInstallationKey } from './services/installation-key.ts';
 import { keyFileOf, loadServerKey } from './services/server-key.ts';
-import { GenebrcService } from './services/genebrc.ts';
+import { RequestLifecycle } from './services/genebrc/lifecycle.ts';
+import { RequestList } from './services/genebrc/list.ts';
+import { RequestProgress } from './services/genebrc/progress.ts';
+import { PushService } from './services/genebrc/push.ts';
 import { IrmPuller } from './services/irms.ts';
-import { RequestList } from './services/request-list.ts';
+import { EventOutbox } from './services/outbox.ts';
 import { openDatabase, type Database } from './store/database.ts';
 import { releaseAbandonedClaims } from './store/idempotency.ts';
 import { migrate } from './store/migrate.ts';
@@ -24,8 +32,10 @@ const DEADLINE_BACKSTOP_MARGIN_MS = 250;
 export type Service = {
   app: Api;
   database: Database;
-  genebrc: GenebrcService;
+  progress: RequestProgress;
   poller: RequestPoller;
+  relay: EventRelay;
+  delivery: WebhookDelivery;
   housekeeping: Housekeeping;
   /** Stops taking requests, finishes those in flight, stops background work, closes the database. */
   close(): Promise<void>;
@@ -46,7 +56,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     throw new ConfigError('AUTHORITY_URL is not set: the service reaches the authority (or the sandbox program) only over its wire protocol');
   }
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  let poller: RequestPoller | undefined;
+  let app: Api | undefined;
+  const log = logOf(() => app);
+  const boss = createBoss(database, log);
+  let bossStarted = false;
   try {
     await migrate(database);
     // Keys a dead process held with nothing committed: on the embedded database they are free at once, not after a lease.
@@ -62,6 +75,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const serverKey = loadServerKey(config);
     const vault = new CredentialsVault(serverKey.credentialsKey);
     await checkInstallationKey(database.db, serverKey, vault, { keyFile: config.encryptionKey ? undefined : keyFileOf(config.dataDir) });
+    const outbox = new EventOutbox();
     const context: ServiceContext = {
       config,
       db: database.db,
@@ -73,55 +87,88 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         : null,
       serverKey,
       vault,
+      outbox,
     };
-    const irmPuller = new IrmPuller(context);
-    let app: Api | undefined;
-    poller = new RequestPoller({
+    const metrics = createMetricsRegistry();
+    const deliveryMetrics = createDeliveryMetrics(metrics);
+    const poller = new RequestPoller({
+      boss,
       database,
       pollIntervalSeconds: config.pollIntervalSeconds,
       // A job makes at most two authority calls (reconcile, then status), each within the deadline.
       jobExpireSeconds: Math.ceil((2 * config.authorityTimeoutMs) / 1000) + 30,
-      log: logOf(() => app),
+      log,
     });
-    const genebrc = new GenebrcService(context, irmPuller, poller);
+    const delivery = new WebhookDelivery({
+      boss,
+      database,
+      vault,
+      log,
+      metrics: deliveryMetrics,
+      retrySchedule: config.webhookRetrySchedule,
+      timeoutMs: config.webhookTimeoutMs,
+      allowPrivateUrls: config.webhookAllowPrivateUrls,
+      disableAfterMs: config.webhookDisableAfterSeconds * 1000,
+      concurrency: config.webhookConcurrency,
+    });
+    const relay = new EventRelay({ db: database.db, outbox, delivery, log, lag: deliveryMetrics.outboxLag });
+    const irmPuller = new IrmPuller(context);
+    const lifecycle = new RequestLifecycle(database.db, outbox, poller);
+    const progress = new RequestProgress(context, lifecycle);
     app = await buildApp({
       config,
       database,
       context,
       irmPuller,
-      genebrc,
+      push: new PushService(context, irmPuller, lifecycle, progress),
+      progress,
       requestList: new RequestList(database.db),
+      outbox,
+      deliveries: delivery,
+      metrics,
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
+    await boss.start();
+    bossStarted = true;
     await poller.start();
+    await delivery.start();
     if (config.runPoller) {
-      const log = app.log;
+      const appLog = app.log;
       await poller.work(async (id) => {
         try {
-          const status = await genebrc.advance(id);
+          const status = await progress.advance(id);
           return status === 'PENDING' || status === 'SUBMITTING';
         } catch (error) {
-          log.warn({ err: error, request: id }, 'could not advance a request; will retry');
+          appLog.warn({ err: error, request: id }, 'could not advance a request; will retry');
           return true;
         }
       });
     }
-    const housekeeping = new Housekeeping({ db: database.db, intervalSeconds: config.housekeepingIntervalSeconds, log: app.log });
+    if (config.runWebhooks) {
+      relay.start();
+      await delivery.work();
+    }
+    const housekeeping = new Housekeeping({ db: database.db, intervalSeconds: config.housekeepingIntervalSeconds, eventRetentionDays: config.eventRetentionDays, log: app.log });
     housekeeping.start();
-    const started = { app, poller, housekeeping };
+    const started = { app, poller, relay, delivery, housekeeping };
     let closing: Promise<void> | undefined;
     return {
       app,
       database,
-      genebrc,
+      progress,
       poller,
+      relay,
+      delivery,
       housekeeping,
       close() {
         closing ??= (async () => {
           try {
             await started.app.close();
-            await started.poller.stop();
+            started.poller.stop();
+            await started.relay.stop();
+            await started.delivery.stop();
             await started.housekeeping.stop();
+            await boss.stop({ graceful: true, timeout: 10_000 });
           } finally {
             await database.close();
           }
@@ -130,7 +177,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       },
     };
   } catch (error) {
-    await poller?.stop().catch(() => undefined);
+    if (bossStarted) await boss.stop({ graceful: false }).catch(() => undefined);
+    await app?.close().catch(() => undefined);
     await database.close();
     throw error;
   }

@@ -63,6 +63,13 @@ test('every variable is read', () => {
     AUTHORITY_TOKEN_URL: 'https://apiebrc.dgft.gov.in',
     AUTHORITY_EGRESS_IP: '203.0.113.7',
     SANDBOX_PORT: '3200',
+    WEBHOOK_RETRY_SCHEDULE: '1, 60,3600',
+    WEBHOOK_TIMEOUT_MS: '5000',
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_DISABLE_AFTER_SECONDS: '3600',
+    WEBHOOK_CONCURRENCY: '16',
+    RUN_WEBHOOKS: 'false',
+    EVENT_RETENTION_DAYS: '90',
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -86,7 +93,15 @@ test('every variable is read', () => {
     authorityTokenUrl: 'https://apiebrc.dgft.gov.in',
     authorityEgressIp: '203.0.113.7',
     sandboxPort: 3200,
+    webhookRetrySchedule: [1, 60, 3600],
+    webhookTimeoutMs: 5000,
+    webhookAllowPrivateUrls: true,
+    webhookDisableAfterSeconds: 3600,
+    webhookConcurrency: 16,
+    runWebhooks: false,
+    eventRetentionDays: 90,
   });
+  assert.deepEqual(loadConfig({}).webhookRetrySchedule, [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000], "the contract's schedule by default");
   assert.equal(loadConfig({ DATA_DIR: 'relative/folder' }).dataDir, path.resolve('relative/folder'));
   assert.equal(loadConfig({ RUN_POLLER: '1' }).runPoller, true);
   assert.equal(loadConfig({ RUN_POLLER: '0' }).runPoller, false);
@@ -115,6 +130,13 @@ const BAD_VALUES: Record<string, string[]> = {
   AUTHORITY_TOKEN_URL: ['file:///etc/passwd', 'token-host'],
   AUTHORITY_EGRESS_IP: ['egress.example.com', '203.0.113', '203.0.113.7/32'],
   SANDBOX_PORT: ['0', '65536', '-1', 'x'],
+  WEBHOOK_RETRY_SCHEDULE: ['5,,300', '5;300', '-5', '1.5', '5,604801', Array.from({ length: 21 }, () => '1').join(',')],
+  WEBHOOK_TIMEOUT_MS: ['99', '60001', 'slow'],
+  WEBHOOK_ALLOW_PRIVATE_URLS: ['yes', 'TRUE'],
+  WEBHOOK_DISABLE_AFTER_SECONDS: ['0', 'five days'],
+  WEBHOOK_CONCURRENCY: ['0', '1001'],
+  RUN_WEBHOOKS: ['no'],
+  EVENT_RETENTION_DAYS: ['29', '0', 'month'],
 };
 
 for (const [name, values] of Object.entries(BAD_VALUES)) {

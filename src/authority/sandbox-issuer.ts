@@ -7,7 +7,7 @@ import { AuthorityError, type PortalLogin, type SandboxCredentialIssuer } from '
 import { parseCredentialSet } from './protocol/credentials.ts';
 import type { EnvelopeProfile } from './protocol/envelope.ts';
 
-export const ISSUE_API_CREDENTIALS_PATH = '/sandbox/issueApiCredentials';
+const ISSUE_API_CREDENTIALS_PATH = '/sandbox/issueApiCredentials';
 
 export function createSandboxCredentialIssuer(options: {
   /** The sandbox's base URL (AUTHORITY_URL). */

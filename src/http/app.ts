@@ -1,15 +1,9 @@
 import { isUtf8 } from 'node:buffer';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
-import type { Config } from '../config.ts';
-import type { ServiceContext } from '../services/context.ts';
-import type { GenebrcService } from '../services/genebrc.ts';
-import type { IrmPuller } from '../services/irms.ts';
-import type { RequestList } from '../services/request-list.ts';
-import type { Database } from '../store/database.ts';
+import type { Api, Deps } from './deps.ts';
 import { AppError } from '../errors.ts';
 import { ApiKeyAuthenticator } from '../services/platforms.ts';
 import { registerErrorHandling } from './error-handler.ts';
@@ -24,22 +18,13 @@ import { listRequestsRoute } from './routes/genebrc/list.ts';
 import { pushIrmRoute } from './routes/genebrc/push-irm.ts';
 import { statusRoute } from './routes/genebrc/status.ts';
 import { ebrcRoutes } from './routes/ebrcs/index.ts';
+import { eventRoutes } from './routes/events/index.ts';
 import { healthRoutes } from './routes/health.ts';
 import { irmRefreshRoute } from './routes/irm/refresh.ts';
 import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
+import { webhookEndpointRoutes } from './routes/webhook-endpoints/index.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { compileRequestValidator, hasUnstorableText, unstorableText } from './validation.ts';
-
-export type Api = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
-
-export type Deps = {
-  config: Config;
-  database: Database;
-  context: ServiceContext;
-  irmPuller: IrmPuller;
-  genebrc: GenebrcService;
-  requestList: RequestList;
-};
 
 const BODY_LIMIT = 5 * 1024 * 1024;
 /** Longer than any id the API takes (IdParams: 100); longer ones are refused by the router. */
@@ -129,13 +114,15 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       const scoped = api as unknown as Api;
       registerAuthentication(scoped, authenticator);
       registerRateLimit(scoped, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
-      registerIdempotency(scoped, { db: database.db, key: options.context.serverKey });
+      registerIdempotency(scoped, { db: database.db, key: options.context.serverKey, vault: options.context.vault });
       platformCustomerRoutes(scoped, options);
       irmRefreshRoute(scoped, options);
       pushIrmRoute(scoped, options);
       statusRoute(scoped, options);
       listRequestsRoute(scoped, options);
       ebrcRoutes(scoped, options);
+      webhookEndpointRoutes(scoped, options);
+      eventRoutes(scoped, options);
     },
     { prefix: '/api/v1' },
   );

@@ -16,7 +16,7 @@ export type Problem = {
 /** The most field problems one answer lists, so that a 400 stays small whatever the request. */
 export const MAX_LISTED_ERRORS = 100;
 
-export function problemType(code: ErrorCode): string {
+function problemType(code: ErrorCode): string {
   return `https://ebrc-gateway.dev/problems/${code}`;
 }
 
@@ -24,7 +24,7 @@ export function problemType(code: ErrorCode): string {
  * `errorCount` is how many field problems there are in all, when `errors` holds only the first of them; `errors` lists
  * at most MAX_LISTED_ERRORS, and the detail then says how many more there are.
  */
-export function buildProblem(request: FastifyRequest, code: ErrorCode, detail: string, errors?: FieldError[], errorCount = errors?.length ?? 0): Problem {
+function buildProblem(request: FastifyRequest, code: ErrorCode, detail: string, errors?: FieldError[], errorCount = errors?.length ?? 0): Problem {
   const { status, title } = ERROR_TABLE[code];
   const listed = errors?.slice(0, MAX_LISTED_ERRORS);
   const unlisted = errorCount - (listed?.length ?? 0);

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { EVENT_TYPES, type EventType } from '../domain/events.ts';
 import { REQUEST_STATUSES, type RequestStatus } from '../domain/request-state.ts';
 import { ERROR_TABLE, type ErrorCode } from '../errors.ts';
 
@@ -308,7 +309,7 @@ export const StatusBody = Type.Object(
 
 const REQUEST_STATUS = Type.Unsafe<RequestStatus>({ type: 'string', enum: [...REQUEST_STATUSES] });
 
-const LineStatusSchema = Type.Object({
+export const LineStatusSchema = Type.Object({
   serialNo: Type.Integer(),
   irmNumber: Type.String(),
   sbCumInvoiceNumber: Type.String(),
@@ -405,4 +406,149 @@ export function pdfAnswer(description: string) {
   return { description, content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } } as unknown as TSchema;
 }
 
-export const SHARED_SCHEMAS = [ProblemSchema, PlatformCustomerSchema, IrmSchema, EbrcSchema];
+// ---- Events and webhooks (contract 9) ----
+
+const EVENT_TYPE = Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT_TYPES], description: 'An event type' });
+
+export const EventSchema = Type.Object(
+  {
+    id: Type.String({ description: '"evt_" and random characters; the webhook-id header of its deliveries', examples: ['evt_3q9c0f2kXbYp1nV7uLr8TzQmWd4sHa6e'] }),
+    type: Type.String({ description: `One of: ${EVENT_TYPES.join(', ')}` }),
+    timestamp: Type.String({ format: 'date-time', description: 'When the change it reports was committed (ISO 8601, UTC)' }),
+    platformCustomerId: Nullable(Type.String(), { description: 'The customer it concerns; null for an event of the platform itself (webhook.test)' }),
+    data: Type.Unknown({ description: "What changed: the request's status answer, the customer, the IRM, the eBRC, …" }),
+  },
+  { $id: 'Event', description: 'An event, as GET /api/v1/events shows it and webhooks deliver it' },
+);
+export const EventRef = Type.Unsafe<Static<typeof EventSchema>>(Type.Ref('Event'));
+
+/** A customers'-style envelope (contract 2) around a list of `items`. */
+function ItemsPage<T extends TSchema>(items: T) {
+  return Type.Object({
+    items: Type.Array(items),
+    meta: Type.Object({
+      totalItems: Type.Integer(),
+      itemsPerPage: Type.Integer(),
+      totalPages: Type.Integer(),
+      currentPage: Type.Integer(),
+    }),
+  });
+}
+
+export const EventListSchema = ItemsPage(EventRef);
+
+export const EventListQuery = Type.Object(
+  {
+    ...PageQuery,
+    type: Type.Optional(EVENT_TYPE),
+    platformCustomerId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Only this customer's events" })),
+    fromDate: Type.Optional(IsoDate),
+    toDate: Type.Optional(IsoDate),
+  },
+  { additionalProperties: false },
+);
+
+export const EventParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The event id (evt_…)' }) });
+
+const WEBHOOK_URL = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  format: 'uri',
+  description:
+    'https://, or http:// for a public host; a host that is or resolves to a loopback, private, link-local or internal address is refused (400 webhook_url_not_allowed)',
+  examples: ['https://platform.example/webhooks/ebrc'],
+});
+const WEBHOOK_DESCRIPTION = Nullable(Type.String({ maxLength: 500 }), { description: 'A note of your own, up to 500 characters' });
+const ENABLED_EVENTS = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+  minItems: 1,
+  maxItems: 20,
+  description: `The event types to receive (${EVENT_TYPES.join(', ')}), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).`,
+  examples: [['genebrc.request.processed', 'ebrc.generated'], ['*']],
+});
+const WEBHOOK_STATUS = Type.Union([Type.Literal('enabled'), Type.Literal('disabled')], {
+  description: 'disabled: nothing is delivered to it (by its platform, or after every delivery failed for 5 days)',
+});
+
+export const WebhookEndpointSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    url: Type.String(),
+    description: Nullable(Type.String()),
+    enabledEvents: Type.Array(Type.String()),
+    status: WEBHOOK_STATUS,
+    disabledReason: Nullable(Type.String(), {
+      description: 'Why it is disabled ("disabled by the platform", or its deliveries failing); null while enabled. A field this service adds to the contract\'s.',
+    }),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { $id: 'WebhookEndpoint', description: 'A webhook endpoint; its signing secret is never shown here' },
+);
+export type WebhookEndpoint = Static<typeof WebhookEndpointSchema>;
+export const WebhookEndpointRef = Type.Unsafe<WebhookEndpoint>(Type.Ref('WebhookEndpoint'));
+
+const WEBHOOK_SECRET = Type.String({
+  description:
+    'The signing secret: "whsec_" and the base64 of 32 random bytes. Shown only in this answer; keep it to verify the webhook-signature header (Standard Webhooks).',
+  examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+});
+
+export const CreatedWebhookEndpointSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  url: Type.String(),
+  description: Nullable(Type.String()),
+  enabledEvents: Type.Array(Type.String()),
+  status: Type.Literal('enabled'),
+  secret: WEBHOOK_SECRET,
+  createdAt: DateTime,
+});
+export type CreatedWebhookEndpoint = Static<typeof CreatedWebhookEndpointSchema>;
+
+export const WebhookSecretSchema = Type.Object({ secret: WEBHOOK_SECRET });
+
+export const CreateWebhookEndpointBody = Type.Object(
+  { url: WEBHOOK_URL, description: Type.Optional(WEBHOOK_DESCRIPTION), enabledEvents: ENABLED_EVENTS },
+  { additionalProperties: false },
+);
+export type NewWebhookEndpoint = Static<typeof CreateWebhookEndpointBody>;
+
+export const UpdateWebhookEndpointBody = Type.Object(
+  {
+    url: Type.Optional(WEBHOOK_URL),
+    description: Type.Optional(WEBHOOK_DESCRIPTION),
+    enabledEvents: Type.Optional(ENABLED_EVENTS),
+    status: Type.Optional(WEBHOOK_STATUS),
+  },
+  { additionalProperties: false, description: 'At least one field; those left out stay as they are' },
+);
+export type WebhookEndpointChanges = Static<typeof UpdateWebhookEndpointBody>;
+
+export const WebhookEndpointParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The webhook endpoint id' }) });
+
+export const WebhookEndpointListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
+export const WebhookEndpointListSchema = ItemsPage(WebhookEndpointRef);
+
+export const WebhookDeliverySchema = Type.Object({
+  id: Type.String({ format: 'uuid', description: 'The attempt' }),
+  eventId: Type.String(),
+  eventType: Type.String(),
+  attempt: Type.Integer({ description: '1 for the first attempt to deliver the event to this endpoint, then 2, 3, …' }),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
+  responseStatus: Nullable(Type.Integer(), { description: "The receiver's HTTP status; null when none came (a timeout, a refused connection)" }),
+  responseBody: Nullable(Type.String(), { description: "The start of the receiver's answer, at most 1 KiB. A field this service adds to the contract's." }),
+  durationMs: Nullable(Type.Integer()),
+  error: Nullable(Type.String(), { description: 'Why the attempt failed, when it did' }),
+  createdAt: DateTime,
+  nextAttemptAt: Nullable(DateTime, { description: 'Pending: when it is due. Failed: when the next attempt is due; null when none follows' }),
+});
+export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
+
+export const WebhookDeliveryListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
+export const WebhookDeliveryListSchema = ItemsPage(WebhookDeliverySchema);
+
+export const RedeliverBody = Type.Object(
+  { eventId: Type.String({ minLength: 1, maxLength: 100, description: "One of the platform's events (evt_…)" }) },
+  { additionalProperties: false },
+);
+
+export const SHARED_SCHEMAS = [ProblemSchema, PlatformCustomerSchema, IrmSchema, EbrcSchema, WebhookEndpointSchema, EventSchema];

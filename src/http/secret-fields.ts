@@ -11,4 +11,6 @@ export const SECRET_FIELD_NAMES = [
   'client_secret',
   'userPrivateKey',
   'userprivateKey',
+  // A webhook endpoint's signing secret (answers of its creation and rotation).
+  'secret',
 ] as const;

@@ -124,7 +124,7 @@ function distance(a: string, b: string): number {
 }
 
 /** The known field a mistyped one most likely meant: same letters in another case, or two edits away at most. */
-export function nearMiss(unknown: string, known: readonly string[]): string | undefined {
+function nearMiss(unknown: string, known: readonly string[]): string | undefined {
   const lower = unknown.toLowerCase();
   let best: { name: string; score: number } | undefined;
   for (const name of known) {

@@ -1,25 +1,29 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import { purgeEventsBefore } from '../store/events.ts';
 import { purgeExpiredKeys } from '../store/idempotency.ts';
 import type { Schema } from '../store/schema.ts';
 
 const PURGE_BATCH = 1_000;
 
 /**
- * Deletes what has outlived its keeping, on a schedule: expired Idempotency-Key records (kept 24 h). In batches, each
+ * Deletes what has outlived its keeping, on a schedule: expired Idempotency-Key records (kept 24 h), and events (with
+ * their delivery attempts) older than EVENT_RETENTION_DAYS. In batches, each
  * a short statement, so that the embedded database's one connection is never held for long. Any number of processes
  * may run it on one database: a record is deleted once, whoever gets there first.
  */
 export class Housekeeping {
   readonly #db: Kysely<Schema>;
   readonly #intervalMs: number;
+  readonly #eventRetentionMs: number;
   readonly #log: FastifyBaseLogger;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #running: Promise<number> | undefined;
 
-  constructor(options: { db: Kysely<Schema>; intervalSeconds: number; log: FastifyBaseLogger }) {
+  constructor(options: { db: Kysely<Schema>; intervalSeconds: number; eventRetentionDays: number; log: FastifyBaseLogger }) {
     this.#db = options.db;
+    this.#eventRetentionMs = options.eventRetentionDays * 86_400_000;
     this.#intervalMs = options.intervalSeconds * 1000;
     this.#log = options.log;
   }
@@ -34,7 +38,7 @@ export class Housekeeping {
     this.#timer.unref();
   }
 
-  /** One pass (or the one already under way); returns how many expired idempotency records it deleted. */
+  /** One pass (or the one already under way); returns how many expired records (keys and events) it deleted. */
   runOnce(): Promise<number> {
     this.#running ??= this.#purge().finally(() => {
       this.#running = undefined;
@@ -43,15 +47,23 @@ export class Housekeeping {
   }
 
   async #purge(): Promise<number> {
+    const keys = await this.#inBatches((limit) => purgeExpiredKeys(this.#db, limit));
+    if (keys > 0) this.#log.info({ purged: keys }, 'purged expired idempotency keys');
+    const before = new Date(Date.now() - this.#eventRetentionMs);
+    const events = await this.#inBatches((limit) => purgeEventsBefore(this.#db, before, limit));
+    if (events > 0) this.#log.info({ purged: events, before }, 'purged events past their retention');
+    return keys + events;
+  }
+
+  async #inBatches(purge: (limit: number) => Promise<number>): Promise<number> {
     let purged = 0;
     for (;;) {
-      const deleted = await purgeExpiredKeys(this.#db, PURGE_BATCH);
+      const deleted = await purge(PURGE_BATCH);
       purged += deleted;
       if (deleted < PURGE_BATCH || this.#stopped) break;
       // Let requests in between batches.
       await new Promise((resolve) => setImmediate(resolve));
     }
-    if (purged > 0) this.#log.info({ purged }, 'purged expired idempotency keys');
     return purged;
   }
 

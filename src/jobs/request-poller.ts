@@ -1,20 +1,16 @@
-import { CompiledQuery, type Kysely } from 'kysely';
-import { PgBoss, type JobResult } from 'pg-boss';
+import type { Kysely } from 'kysely';
+import type { JobResult, PgBoss } from 'pg-boss';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../store/database.ts';
 import { openRequestIds } from '../store/requests.ts';
 import type { Schema } from '../store/schema.ts';
+import { executorOf, HEARTBEAT_SECONDS } from './boss.ts';
 import type { RequestScheduler } from './scheduler.ts';
 
 const QUEUE = 'genebrc-advance';
 const RECOVERY_INTERVAL_MS = 60_000;
 const RECOVERY_BATCH = 1_000;
 const ADVANCE_BATCH = 20;
-/**
- * A running job's worker beats every half of this; a job whose beat stops for this long (its process died) is failed
- * by pg-boss's supervision and retried, instead of waiting out its expiry.
- */
-const HEARTBEAT_SECONDS = 10;
 
 type AdvanceJob = { requestId: string };
 
@@ -38,27 +34,20 @@ export class RequestPoller implements RequestScheduler {
 
   readonly #jobExpireSeconds: number;
 
-  /** `jobExpireSeconds`: how long a job may run before pg-boss retries it elsewhere (a process killed mid-job). */
-  constructor(options: { database: Database; pollIntervalSeconds: number; jobExpireSeconds: number; log: FastifyBaseLogger }) {
+  /**
+   * `jobExpireSeconds`: how long a job may run before pg-boss retries it elsewhere (a process killed mid-job, once
+   * its heartbeat has not been the cause already: this bounds a job whose process lives but hangs).
+   */
+  constructor(options: { boss: PgBoss; database: Database; pollIntervalSeconds: number; jobExpireSeconds: number; log: FastifyBaseLogger }) {
+    this.#boss = options.boss;
     this.#jobExpireSeconds = options.jobExpireSeconds;
     this.#database = options.database;
     this.#pollIntervalSeconds = options.pollIntervalSeconds;
     this.#log = options.log;
-    // pg-boss's supervision fails a job whose process died once its heartbeat is HEARTBEAT_SECONDS old, on its pass;
-    // a pass every half of that retries such a job within about 1.5 × HEARTBEAT_SECONDS instead of its expiry
-    // (2 × the authority deadline + 30 s), which stays as the bound of a job whose process lives but hangs.
-    this.#boss = new PgBoss({
-      db: options.database.executor as never,
-      supervise: true,
-      schedule: false,
-      superviseIntervalSeconds: HEARTBEAT_SECONDS / 2,
-      monitorIntervalSeconds: HEARTBEAT_SECONDS / 2,
-    });
-    this.#boss.on('error', (error: unknown) => this.#log.error({ err: error }, 'job queue error'));
   }
 
+  /** Creates the queue (the boss is started). */
   async start(): Promise<void> {
-    await this.#boss.start();
     await this.#boss.createQueue(QUEUE, {
       policy: 'exclusive',
       heartbeatSeconds: HEARTBEAT_SECONDS,
@@ -104,11 +93,7 @@ export class RequestPoller implements RequestScheduler {
       singletonKey: requestId,
       startAfter: this.#pollIntervalSeconds,
       heartbeatSeconds: HEARTBEAT_SECONDS,
-      db: {
-        executeSql: async (text: string, values?: unknown[]) => ({
-          rows: [...(await db.executeQuery(CompiledQuery.raw(text, values ?? []))).rows],
-        }),
-      },
+      db: executorOf(db),
     });
   }
 
@@ -140,8 +125,8 @@ export class RequestPoller implements RequestScheduler {
     }
   }
 
-  async stop(): Promise<void> {
+  /** Stops the recovery sweep; the boss's own stop ends the work under way. */
+  stop(): void {
     clearInterval(this.#recovery);
-    await this.#boss.stop({ graceful: true, timeout: 10_000 });
   }
 }

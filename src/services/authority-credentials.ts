@@ -11,7 +11,7 @@ import { requireCustomer, toCustomer, type Customer } from './customers.ts';
  * sandbox, which issues the account's API credential set; in dgft mode the set stored with PUT
  * …/authority-api-credentials is used. Either way the set must then take a token and read its IEC's IRMs. Only when it
  * does is anything kept: the login (encrypted, as given), the issued set (encrypted), the IEC and the verification,
- * in one transaction. A refusal or an outage leaves what was stored before, and so do valid credentials of another
+ * in one transaction, with a platform_customer.verified event when the customer was not verified until then. A refusal or an outage leaves what was stored before, and so do valid credentials of another
  * IEC than the one the customer was verified with (422).
  */
 export async function checkAuthorityCredentials(
@@ -35,7 +35,9 @@ export async function checkAuthorityCredentials(
   }
   await context.authority.checkCredentials(credentials);
   const at = new Date();
-  const row = await context.db.transaction().execute(async (tx) => {
+  const { shown, becameVerified } = await context.db.transaction().execute(async (tx) => {
+    // Decided on the status as it is now, locked: of two checks at once, one makes the customer verified.
+    const before = await store.lockCredentialsStatus(tx, customer.id);
     if (issued !== null) {
       await store.saveApiCredentials(tx, {
         id: customer.id,
@@ -54,9 +56,15 @@ export async function checkAuthorityCredentials(
       verifiedAt: at,
     });
     await link?.(tx, customer.id);
-    return saved;
+    const shown = toCustomer(saved);
+    // An event when the customer becomes verified (first time, or again after its credentials were refused).
+    if (before !== 'valid') {
+      await context.outbox.record(tx, [{ platformId, platformCustomerId: customer.id, type: 'platform_customer.verified', data: shown }]);
+    }
+    return { shown, becameVerified: before !== 'valid' };
   });
-  return toCustomer(row);
+  if (becameVerified) context.outbox.committed();
+  return shown;
 }
 
 /** The set stored for the customer; in dgft mode a check cannot go on without one (409). */

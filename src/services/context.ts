@@ -6,6 +6,8 @@ import { AppError } from '../errors.ts';
 import { markCredentialsInvalid, type CustomerRow } from '../store/customers.ts';
 import type { Schema } from '../store/schema.ts';
 import type { CredentialsVault } from './credentials-vault.ts';
+import { toCustomer } from './customers.ts';
+import type { EventOutbox } from './outbox.ts';
 import type { ServerKey } from './server-key.ts';
 
 /**
@@ -20,6 +22,8 @@ export type ServiceContext = {
   sandboxCredentials: SandboxCredentialIssuer | null;
   serverKey: ServerKey;
   vault: CredentialsVault;
+  /** Where every change an integrator would otherwise poll for records its event, in the change's transaction. */
+  outbox: EventOutbox;
 };
 
 /**
@@ -72,10 +76,21 @@ export async function asCustomer<T>(
     return await call(openCredentialSet(context, customer.id, customer.authority_api_credentials));
   } catch (error) {
     if (error instanceof AuthorityError && (error.failure === 'credentials_invalid' || error.failure === 'credentials_expired')) {
-      await markCredentialsInvalid(context.db, customer.id, customer.authority_api_credentials);
+      await markInvalid(context, customer);
     }
     throw error;
   }
+}
+
+/** Marks the customer's set invalid, with its platform_customer.credentials_invalid event, unless it was already. */
+async function markInvalid(context: ServiceContext, customer: VerifiedCustomer): Promise<void> {
+  const marked = await context.db.transaction().execute(async (tx) => {
+    const row = await markCredentialsInvalid(tx, customer.id, customer.authority_api_credentials);
+    if (row === undefined) return false;
+    await context.outbox.record(tx, [{ platformId: row.platform_id, platformCustomerId: row.id, type: 'platform_customer.credentials_invalid', data: toCustomer(row) }]);
+    return true;
+  });
+  if (marked) context.outbox.committed();
 }
 
 /** A stored credential set, opened and read back into keys. */

@@ -7,7 +7,7 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 /**
- * Keeps authority credentials encrypted at rest with AES-256-GCM. Each ciphertext is bound to its customer and to
+ * Keeps authority credentials (and webhook signing secrets, and the kept answers that show one) encrypted at rest with AES-256-GCM. Each ciphertext is bound to its customer and to
  * what it holds (the additional authenticated data), so a stored blob copied onto another customer, or from one
  * column to the other, does not decrypt.
  */
@@ -35,6 +35,24 @@ export class CredentialsVault {
 
   openApiCredentials(customerId: string, sealed: string): CredentialSetText {
     return this.#open(`${customerId}/api-credentials`, sealed) as CredentialSetText;
+  }
+
+  /** A webhook endpoint's signing secret (whsec_…): it must sign, so it is encrypted, not hashed. */
+  sealWebhookSecret(endpointId: string, secret: string): string {
+    return this.#seal(`webhook-endpoint/${endpointId}`, secret);
+  }
+
+  openWebhookSecret(endpointId: string, sealed: string): string {
+    return this.#open(`webhook-endpoint/${endpointId}`, sealed) as string;
+  }
+
+  /** An answer kept for an Idempotency-Key replay that holds a secret, bound to its platform and key. */
+  sealAnswer(boundTo: string, answer: string): string {
+    return this.#seal(`idempotency-answer/${boundTo}`, answer);
+  }
+
+  openAnswer(boundTo: string, sealed: string): string {
+    return this.#open(`idempotency-answer/${boundTo}`, sealed) as string;
   }
 
   #seal(boundTo: string, value: unknown): string {

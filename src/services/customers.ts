@@ -1,3 +1,5 @@
+import type { Static } from 'typebox';
+import type { PlatformCustomerSchema } from '../http/schemas.ts';
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { AppError, notFound } from '../errors.ts';
@@ -6,22 +8,7 @@ import { isUniqueViolation } from '../store/errors.ts';
 import type { Schema } from '../store/schema.ts';
 import type { CommitLink } from './context.ts';
 
-export type Customer = {
-  id: string;
-  name: string;
-  email: string;
-  type: 'customer';
-  companyName: string;
-  address: string | null;
-  platformId: string;
-  isActive: boolean;
-  iecCode: string | null;
-  authorityVerifiedAt: string | null;
-  authorityCredentialsStatus: 'unverified' | 'valid' | 'invalid';
-  authorityApiCredentials: { iecCode: string; clientId: string; envelopeProfile: string; updatedAt: string } | null;
-  createdAt: string;
-  updatedAt: string;
-};
+export type Customer = Static<typeof PlatformCustomerSchema>;
 
 export function toCustomer(row: store.ShownCustomerRow): Customer {
   return {

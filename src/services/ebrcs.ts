@@ -1,3 +1,5 @@
+import type { Static } from 'typebox';
+import type { EbrcSchema } from '../http/schemas.ts';
 import type { AuthorityEbrc } from '../authority/authority.ts';
 import { isoFromDdMMyyyy } from '../domain/dates.ts';
 import { centsToNumber, formatCents, parseDecimalString, parseMoney } from '../domain/money.ts';
@@ -8,18 +10,7 @@ import { asCustomer, requireVerified, type ServiceContext, type VerifiedCustomer
 import { requireCustomer } from './customers.ts';
 import type { CertificateData } from './ebrc-certificate.ts';
 
-export type Ebrc = {
-  ebrcNumber: string;
-  ebrcDate: string;
-  irmNumber: string;
-  sbCumInvoiceNumber: string;
-  sbCumInvoiceDate: string;
-  realisedValueFCC: number;
-  currency: string;
-  iecCode: string;
-  requestId: string | null;
-  status: string;
-};
+export type Ebrc = Static<typeof EbrcSchema>;
 
 export type EbrcFilter = {
   /** YYYY-MM-DD, inclusive, on ebrcDate. */
@@ -138,6 +129,11 @@ function newestFirst(a: MergedEbrc, b: MergedEbrc): number {
   if (a.ebrcDate !== b.ebrcDate) return a.ebrcDate > b.ebrcDate ? -1 : 1;
   if (a.ebrcNumber === b.ebrcNumber) return 0;
   return a.ebrcNumber < b.ebrcNumber ? -1 : 1;
+}
+
+/** An eBRC generated here, as the API shows it (the list, and the ebrc.generated event). */
+export function localEbrc(row: store.LocalEbrcRow): Ebrc {
+  return toEbrc(fromLocal(row));
 }
 
 function toEbrc(ebrc: MergedEbrc): Ebrc {

@@ -1,33 +1,12 @@
+import type { Static } from 'typebox';
+import type { IrmSchema } from '../http/schemas.ts';
 import { parseDecimalString, centsToNumber } from '../domain/money.ts';
 import { irmStatusFor } from '../domain/irm-status.ts';
 import * as store from '../store/irms.ts';
 import { asCustomer, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
 
-export type IrmRecord = {
-  id: string;
-  irmNumber: string;
-  irmIssueDate: string;
-  irmStatus: 'fresh' | 'partially_utilised' | 'utilised';
-  ifscCode: string;
-  remittanceAdCode: string;
-  remittanceDate: string;
-  remittanceFCC: string;
-  remittanceFCCAmount: number;
-  ormAmountFCC: number;
-  irmAvailableAmt: number;
-  irmUtilizedAmt: number;
-  iecCode: string;
-  panNumber: string;
-  remitterName: string;
-  remitterCountry: string;
-  purposeOfRemittance: string;
-  subjectType: 'USER';
-  userId: string;
-  platformCustomerId: string;
-  createdAt: string;
-  updatedAt: string;
-};
+export type IrmRecord = Static<typeof IrmSchema>;
 
 /**
  * A numeric(16,2) column's text as its JSON number. Number(text) is the double nearest to the amount, which is what
@@ -95,13 +74,24 @@ export class IrmPuller {
     return pull;
   }
 
+  /** One transaction per batch: each IRM seen for the first time commits with its irm.received event. */
   async #pullNow(customer: VerifiedCustomer): Promise<void> {
+    const { db, outbox } = this.#context;
     const startedAt = new Date();
     const irms = await asCustomer(this.#context, customer, (credentials) =>
       this.#context.authority.fetchIrms(credentials, { iecCode: customer.iec_code }),
     );
-    await store.upsertIrms(this.#context.db, { platformId: customer.platform_id, customerId: customer.id }, irms);
-    await store.markIrmsPulled(this.#context.db, customer.id, startedAt);
+    const owner = { platformId: customer.platform_id, customerId: customer.id };
+    let received = 0;
+    for (let start = 0; start < irms.length; start += store.UPSERT_BATCH) {
+      received += await db.transaction().execute(async (tx) => {
+        const inserted = await store.upsertIrms(tx, owner, irms.slice(start, start + store.UPSERT_BATCH));
+        await outbox.record(tx, inserted.map((row) => ({ platformId: customer.platform_id, platformCustomerId: customer.id, type: 'irm.received' as const, data: toIrmRecord(row) })));
+        return inserted.length;
+      });
+    }
+    await store.markIrmsPulled(db, customer.id, startedAt);
+    if (received > 0) outbox.committed();
   }
 }
 

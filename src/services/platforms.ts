@@ -10,11 +10,11 @@ const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 6;
 
 export type IssuedKey = { apiKey: string; key: store.ApiKeyRow };
 
-export function hashApiKey(apiKey: string): string {
+function hashApiKey(apiKey: string): string {
   return createHash('sha256').update(apiKey).digest('hex');
 }
 
-export function isWellFormedApiKey(value: string): boolean {
+function isWellFormedApiKey(value: string): boolean {
   return value.startsWith(KEY_PREFIX) && /^[1-9A-HJ-NP-Za-km-z]{22,64}$/.test(value.slice(KEY_PREFIX.length));
 }
 

@@ -96,6 +96,12 @@ export async function listCustomers(
   return { rows, total };
 }
 
+/** The customer's credential status, its row locked until the transaction ends: a change decided on it stays true. */
+export async function lockCredentialsStatus(db: Kysely<Schema>, id: string): Promise<CustomerRow['authority_credentials_status'] | undefined> {
+  const row = await db.selectFrom('platform_customers').select('authority_credentials_status').where('id', '=', id).forUpdate().executeTakeFirst();
+  return row?.authority_credentials_status;
+}
+
 export async function saveVerification(
   db: Kysely<Schema>,
   customer: { id: string; iecCode: string; username: string; encryptedCredentials: string; verifiedAt: Date },
@@ -138,14 +144,15 @@ export async function saveApiCredentials(
  * The authority refused the customer's stored API credential set: it stays, marked invalid until a check succeeds.
  * Only the set that was refused (`sealedSet`): a set stored or checked meanwhile is not undone by a late refusal.
  */
-export async function markCredentialsInvalid(db: Kysely<Schema>, id: string, sealedSet: string): Promise<void> {
-  await db
+export async function markCredentialsInvalid(db: Kysely<Schema>, id: string, sealedSet: string): Promise<ShownCustomerRow | undefined> {
+  return db
     .updateTable('platform_customers')
     .set({ authority_credentials_status: 'invalid', updated_at: new Date() })
     .where('id', '=', id)
     .where('authority_api_credentials', '=', sealedSet)
     .where('authority_credentials_status', '<>', 'invalid')
-    .execute();
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** Any one customer's sealed authority credentials: enough to tell whether a key opens what is stored. */

@@ -46,11 +46,11 @@ export type EbrcIrmRow = {
   remittance_date: string;
 };
 
-function generatedLines(db: Kysely<Schema>, customerId: string) {
+function generatedLines(db: Kysely<Schema>, of: { customerId: string } | { requestId: string }) {
   return db
     .selectFrom('genebrc_request_lines as line')
     .innerJoin('genebrc_requests as request', 'request.id', 'line.request_id')
-    .where('request.platform_customer_id', '=', customerId)
+    .where('customerId' in of ? 'request.platform_customer_id' : 'request.id', '=', 'customerId' in of ? of.customerId : of.requestId)
     .where('line.status', '=', 'GENERATED')
     .select([
       'line.ebrc_number',
@@ -69,7 +69,7 @@ function generatedLines(db: Kysely<Schema>, customerId: string) {
 
 /** The customer's eBRCs generated through this service, in no particular order. */
 export async function listLocalEbrcs(db: Kysely<Schema>, filter: LocalEbrcFilter): Promise<LocalEbrcRow[]> {
-  let select = generatedLines(db, filter.customerId);
+  let select = generatedLines(db, { customerId: filter.customerId });
   if (filter.fromDate) select = select.where('line.ebrc_date', '>=', filter.fromDate);
   if (filter.toDate) select = select.where('line.ebrc_date', '<=', filter.toDate);
   if (filter.irmNumber) select = select.where('line.irm_number', '=', filter.irmNumber);
@@ -77,9 +77,14 @@ export async function listLocalEbrcs(db: Kysely<Schema>, filter: LocalEbrcFilter
   return select.execute();
 }
 
+/** The eBRCs one request generated (its GENERATED lines), in line order. */
+export async function ebrcsOfRequest(db: Kysely<Schema>, requestId: string): Promise<LocalEbrcRow[]> {
+  return generatedLines(db, { requestId }).orderBy('line.line_index').execute();
+}
+
 /** One of the customer's eBRCs generated through this service, with its request and line. */
 export async function findLocalEbrc(db: Kysely<Schema>, customerId: string, ebrcNumber: string): Promise<LocalEbrcDetail | undefined> {
-  return generatedLines(db, customerId)
+  return generatedLines(db, { customerId })
     .select([
       'request.status as request_status',
       'request.authority_ack_id',

@@ -6,21 +6,25 @@ import type { IrmsTable, Schema } from './schema.ts';
 
 export type IrmRow = Selectable<IrmsTable>;
 
-const UPSERT_BATCH = 500;
+/** How many IRMs one upsert statement (and one transaction of a pull) takes. */
+export const UPSERT_BATCH = 500;
 
 /**
  * Stores IRMs pulled from the authority: one row per customer and IRM number, updated in place.
  * Balances are set when an IRM is first seen and from then on follow this service's pushes, so a
  * pull never undoes a reservation the authority has not heard of yet. The issue date is kept as first
- * seen too (a bank's IRM does not change date), which keeps irm_day_counts exact.
+ * seen too (a bank's IRM does not change date), which keeps irm_day_counts exact. Returns the IRMs stored for the first
+ * time.
  */
 export async function upsertIrms(
   db: Kysely<Schema>,
   owner: { platformId: string; customerId: string },
   irms: readonly AuthorityIrm[],
-): Promise<void> {
-  for (let start = 0; start < irms.length; start += UPSERT_BATCH) {
-    const batch = irms.slice(start, start + UPSERT_BATCH).map((irm) => ({
+): Promise<IrmRow[]> {
+  if (irms.length > UPSERT_BATCH) throw new Error(`At most ${UPSERT_BATCH} IRMs an upsert`);
+  if (irms.length === 0) return [];
+  {
+    const batch = irms.map((irm) => ({
       id: randomUUID(),
       platform_id: owner.platformId,
       platform_customer_id: owner.customerId,
@@ -40,7 +44,7 @@ export async function upsertIrms(
       remitter_country: irm.remitterCountry,
       purpose_of_remittance: irm.purposeOfRemittance,
     }));
-    await db
+    const rows = await db
       .insertInto('irms')
       .values(batch)
       .onConflict((oc) =>
@@ -58,7 +62,11 @@ export async function upsertIrms(
           updated_at: sql<Date>`now()`,
         })),
       )
+      // xmax is 0 on a row version this statement inserted, and set on one it updated: the IRMs seen for the first time.
+      .returningAll()
+      .returning(sql<boolean>`xmax = 0`.as('inserted'))
       .execute();
+    return rows.filter((row) => row.inserted).map(({ inserted: _inserted, ...row }) => row);
   }
 }
 

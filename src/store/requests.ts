@@ -121,14 +121,14 @@ export async function releaseReservations(db: Kysely<Schema>, requestId: string,
     where irms.id = per_irm.irm_id`.execute(db);
 }
 
-/** Compare-and-set on the status: true only for the one caller that made the move. */
+/** Compare-and-set on the status: the moved row for the one caller that made the move, else undefined. */
 export async function moveRequest(
   db: Kysely<Schema>,
   id: string,
   from: string,
   change: { status: string; authorityAckId?: string | null; errorDetails?: ErrorDetail[]; processedAt?: Date | null },
-): Promise<boolean> {
-  const result = await db
+): Promise<RequestRow | undefined> {
+  return db
     .updateTable('genebrc_requests')
     .set({
       status: change.status,
@@ -139,8 +139,8 @@ export async function moveRequest(
     })
     .where('id', '=', id)
     .where('status', '=', from)
+    .returningAll()
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
 }
 
 export type LineResultUpdate = {
@@ -176,14 +176,6 @@ export async function findRequestById(db: Kysely<Schema>, id: string): Promise<R
   return db.selectFrom('genebrc_requests').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function findRequestOfCustomer(db: Kysely<Schema>, customerId: string, requestId: string): Promise<RequestRow | undefined> {
-  return db
-    .selectFrom('genebrc_requests')
-    .selectAll()
-    .where('platform_customer_id', '=', customerId)
-    .where('request_id', '=', requestId)
-    .executeTakeFirst();
-}
 
 export type RequestFilter = {
   customerId: string;
@@ -229,6 +221,17 @@ const LINES = sql<ListedLine[]>`(
     'status', line.status, 'ebrcNumber', line.ebrc_number, 'ebrcDate', line.ebrc_date,
     'errorDetails', line.error_details, 'payload', line.payload) order by line.line_index), '[]')
   from genebrc_request_lines line where line.request_id = genebrc_requests.id)`;
+
+/** A customer's request by its requestId, with its lines, in one statement. */
+export async function findRequestOfCustomer(db: Kysely<Schema>, customerId: string, requestId: string): Promise<ListedRequest | undefined> {
+  return db
+    .selectFrom('genebrc_requests')
+    .selectAll()
+    .select(LINES.as('lines'))
+    .where('platform_customer_id', '=', customerId)
+    .where('request_id', '=', requestId)
+    .executeTakeFirst();
+}
 
 /** One request's lines in line order, in the shape a page carries them. */
 export async function linesOfRequest(db: Kysely<Schema>, id: string): Promise<ListedLine[]> {

@@ -152,6 +152,58 @@ export type InstallationSettingsTable = {
   created_at: Timestamp;
 };
 
+export type EventsTable = {
+  seq: GeneratedAlways<number>;
+  id: string;
+  platform_id: string;
+  platform_customer_id: string | null;
+  type: string;
+  data: Json<Record<string, unknown>>;
+  endpoint_id: string | null;
+  created_at: Timestamp;
+  dispatched_at: Date | null;
+};
+
+export type EventDayCountsTable = {
+  platform_id: string;
+  platform_customer_key: string;
+  type: string;
+  created_day: string;
+  events: number;
+};
+
+export type WebhookEndpointsTable = {
+  id: string;
+  platform_id: string;
+  url: string;
+  description: string | null;
+  enabled_events: Json<string[]>;
+  status: 'enabled' | 'disabled';
+  disabled_reason: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  failing_since: Date | null;
+  attempt_count: ColumnType<number, never, never>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type WebhookAttemptsTable = {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  attempt: number;
+  retry: number;
+  status: 'pending' | 'succeeded' | 'failed';
+  response_status: number | null;
+  response_body: string | null;
+  duration_ms: number | null;
+  error: string | null;
+  created_at: Timestamp;
+  next_attempt_at: Date | null;
+};
+
 export type Schema = {
   platforms: PlatformsTable;
   api_keys: ApiKeysTable;
@@ -165,4 +217,8 @@ export type Schema = {
   genebrc_request_day_counts: GenebrcRequestDayCountsTable;
   idempotency_keys: IdempotencyKeysTable;
   installation_settings: InstallationSettingsTable;
+  events: EventsTable;
+  event_day_counts: EventDayCountsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_attempts: WebhookAttemptsTable;
 };

@@ -6,7 +6,7 @@ import Fastify from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import { Type } from 'typebox';
 import { RequestRecordSchema } from '../../src/http/schemas.ts';
-import { LINES_PER_READ } from '../../src/services/request-list.ts';
+import { LINES_PER_READ } from '../../src/services/genebrc/list.ts';
 import { linesOfRequest, type RequestRow } from '../../src/store/requests.ts';
 import type { Schema } from '../../src/store/schema.ts';
 import { describeEachBackend, expectProblem, type Harness } from '../support/harness.ts';

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { API_KEY, gatewayApiKey, httpClient, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
+import { API_KEY, gatewayApiKey, gatewayEnv, httpClient, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
 import { postgresUrl, scratchDatabase, startTestSandbox } from '../support/harness.ts';
 import { cents, irmNow, lineFor, pushBody, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
 
@@ -21,15 +20,7 @@ async function killAndRestart(backend: 'embedded' | 'postgres'): Promise<void> {
     await scratch.drop();
     throw error;
   });
-  const env: Record<string, string> = {
-    DATA_DIR: scratch.dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    AUTHORITY_URL: sandbox.url,
-    POLL_INTERVAL_SECONDS: '1',
-    LOG_LEVEL: 'info',
-    ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64') } : {}),
-  };
+  const env = gatewayEnv(scratch, sandbox.url);
   let gateway: Running | undefined;
   try {
     gateway = startGateway(env);

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { describe, test, type TestContext } from 'node:test';
 import { openDatabase } from '../../src/store/database.ts';
-import { gatewayApiKey, httpClient, killGateway, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
+import { gatewayApiKey, gatewayEnv, httpClient, killGateway, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
 import { backends, scratchDatabase, startTestSandbox, type Backend } from '../support/harness.ts';
 import { assertLedgerConsistent, authorityCredentialSecrets, statusFigures } from '../support/invariants.ts';
 import { PushStream } from '../support/push-stream.ts';
@@ -33,18 +32,11 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
     await scratch.drop();
     throw error;
   });
-  const env: Record<string, string> = {
-    DATA_DIR: scratch.dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    AUTHORITY_URL: sandbox.url,
-    POLL_INTERVAL_SECONDS: '1',
+  const env = gatewayEnv(scratch, sandbox.url, {
     AUTHORITY_TIMEOUT_MS: '2000',
     RATE_LIMIT_PER_SECOND: '100000',
     RATE_LIMIT_BURST: '100000',
-    LOG_LEVEL: 'info',
-    ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64') } : {}),
-  };
+  });
   const outputs: string[] = [];
   let gateway: Running | undefined;
   try {

@@ -328,7 +328,7 @@ describeEachBackend('List pages', (h) => {
     await insertRequest(db, c, []);
     assert.deepEqual([await total(), await total({ status: 'PENDING' }), await total({ status: 'FAILED' })], [3, 2, 1]);
 
-    assert.equal(await moveRequest(db, a.id, 'SUBMITTING', { status: 'PENDING', authorityAckId: 'ACK-1' }), true);
+    assert.ok(await moveRequest(db, a.id, 'SUBMITTING', { status: 'PENDING', authorityAckId: 'ACK-1' }), 'the move is made and its row returned');
     assert.deepEqual([await total(), await total({ status: 'PENDING' })], [3, 2], 'SUBMITTING to PENDING is still PENDING');
     await moveRequest(db, a.id, 'PENDING', { status: 'PROCESSED', processedAt: new Date() });
     await db.transaction().execute(async (tx) => {
@@ -337,7 +337,7 @@ describeEachBackend('List pages', (h) => {
     });
     // A change that does not touch the status, and a move that finds the request elsewhere, count nothing.
     await db.updateTable('genebrc_requests').set({ updated_at: new Date() }).where('platform_customer_id', '=', customerId).execute();
-    assert.equal(await moveRequest(db, c.id, 'PENDING', { status: 'PROCESSED' }), false);
+    assert.equal(await moveRequest(db, c.id, 'PENDING', { status: 'PROCESSED' }), undefined);
     // Rolled back: inserted and moved, then undone.
     await assert.rejects(
       db.transaction().execute(async (tx) => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -28,6 +29,27 @@ export const NO_AUTHORITY = 'http://127.0.0.1:9';
  * `node src/main.ts` with only the environment given. Nothing is added: with no AUTHORITY_URL in `env` it starts the
  * sandbox program beside it (see NO_AUTHORITY), which outlives it and is the caller's to stop.
  */
+/**
+ * The environment of a gateway started on a scratch database against a sandbox in the test's process: any port, the
+ * poller every second, logs at info; on PostgreSQL, a fresh ENCRYPTION_KEY (there is no data folder to keep one in).
+ */
+export function gatewayEnv(
+  scratch: { dataDir: string; databaseUrl?: string | undefined },
+  sandboxUrl: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    DATA_DIR: scratch.dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    AUTHORITY_URL: sandboxUrl,
+    POLL_INTERVAL_SECONDS: '1',
+    LOG_LEVEL: 'info',
+    ...extra,
+    ...(scratch.databaseUrl ? { DATABASE_URL: scratch.databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64') } : {}),
+  };
+}
+
 export function startGateway(env: Record<string, string>): Running {
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: ROOT,

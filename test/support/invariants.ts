@@ -193,3 +193,141 @@ export async function authorityCredentialSecrets(authority: AuthorityStore): Pro
   assert.ok(sets.length > 0, 'the sandbox holds credential sets');
   return sets.flatMap((set) => [set.client_secret, set.api_key, set.user_private_key.slice(128, 168)]);
 }
+
+/** The genebrc.request.* event type of each status a request can rest in (SUBMITTING has none). */
+const REQUEST_EVENT_OF_STATUS: Readonly<Record<string, string>> = {
+  PENDING: 'genebrc.request.acknowledged',
+  FAILED: 'genebrc.request.failed',
+  PROCESSED: 'genebrc.request.processed',
+  PARTIALLY_PROCESSED: 'genebrc.request.partially_processed',
+  ERRORED: 'genebrc.request.errored',
+};
+
+export type EventFigures = { events: number; requests: number; ebrcEvents: number; irmEvents: number; customerEvents: number };
+
+/**
+ * "No change without its event, no event without its change" (contract 9), checked directly in the tables, whatever
+ * was killed when:
+ * - a request still SUBMITTING has no event; a PENDING one exactly one genebrc.request.acknowledged; a FAILED one
+ *   exactly one genebrc.request.failed and no acknowledgement (it was never PENDING); a PROCESSED,
+ *   PARTIALLY_PROCESSED or ERRORED one exactly one acknowledgement and exactly one event of its own type. Each event
+ *   names the request's platform and customer, and its data's status is the one of its type;
+ * - exactly one ebrc.generated per GENERATED line of a PROCESSED or PARTIALLY_PROCESSED request (same eBRC number,
+ *   same requestId), and none for any other request;
+ * - every genebrc.request.* and ebrc.generated event is of a stored request;
+ * - every IRM stored has exactly one irm.received, and every irm.received is of a stored IRM (`irms: false` skips
+ *   this, for tests that seed IRMs without the service);
+ * - a customer's platform_customer.verified events outnumber its platform_customer.credentials_invalid ones by one
+ *   while its credentials are valid, equal them while they are invalid, and there are none while it is unverified;
+ * - an event with a customer carries that customer's platform.
+ */
+export async function assertEventsMatchChanges(database: Database, options: { irms?: boolean } = {}): Promise<EventFigures> {
+  const events = await rows(
+    database,
+    `select e.id, e.type, e.platform_id, e.platform_customer_id, c.platform_id as customer_platform_id,
+            e.data->>'requestId' as request_id, e.data->>'status' as status, e.data->>'ebrcNumber' as ebrc_number, e.data->>'id' as data_id
+       from events e left join platform_customers c on c.id = e.platform_customer_id`,
+  );
+  for (const event of events) {
+    if (event.platform_customer_id !== null) {
+      assert.equal(event.customer_platform_id, event.platform_id, `event ${event.id} (${event.type}) carries its customer's platform`);
+    }
+  }
+  const byType = Map.groupBy(events, (event) => event.type as string);
+  const ofType = (type: string) => byType.get(type) ?? [];
+  const key = (customerId: unknown, requestId: unknown) => `${customerId}/${requestId}`;
+
+  const requests = await rows(database, 'select id, platform_id, platform_customer_id, request_id, status from genebrc_requests');
+  const requestByKey = new Map(requests.map((request) => [key(request.platform_customer_id, request.request_id), request]));
+  const requestEvents = new Map<string, Row[]>();
+  for (const type of Object.values(REQUEST_EVENT_OF_STATUS)) {
+    for (const event of ofType(type)) {
+      const request = requestByKey.get(key(event.platform_customer_id, event.request_id));
+      assert.ok(request, `${event.type} event ${event.id} is of request ${event.request_id}, which is not stored for customer ${event.platform_customer_id}`);
+      assert.equal(event.platform_id, request.platform_id, `event ${event.id}: the request's platform`);
+      const expectedStatus = type === 'genebrc.request.acknowledged' ? 'PENDING' : Object.keys(REQUEST_EVENT_OF_STATUS).find((s) => REQUEST_EVENT_OF_STATUS[s] === type);
+      assert.equal(event.status, expectedStatus, `event ${event.id} (${event.type}) shows the request ${expectedStatus}`);
+      const list = requestEvents.get(request.id) ?? [];
+      list.push(event);
+      requestEvents.set(request.id, list);
+    }
+  }
+  for (const request of requests) {
+    const types = (requestEvents.get(request.id) ?? []).map((event) => event.type as string).sort();
+    let expected: string[];
+    if (request.status === 'SUBMITTING') expected = [];
+    else if (request.status === 'PENDING' || request.status === 'FAILED') expected = [REQUEST_EVENT_OF_STATUS[request.status]!];
+    else {
+      assert.ok(REQUEST_EVENT_OF_STATUS[request.status], `request ${request.request_id} has an unknown status ${request.status}`);
+      expected = ['genebrc.request.acknowledged', REQUEST_EVENT_OF_STATUS[request.status]!].sort();
+    }
+    assert.deepEqual(types, expected, `request ${request.request_id} (${request.status}): its events`);
+  }
+
+  // One ebrc.generated per eBRC generated here, of its request.
+  const generated = await rows(
+    database,
+    `select r.platform_customer_id, r.request_id, r.status as request_status, l.ebrc_number
+       from genebrc_request_lines l join genebrc_requests r on r.id = l.request_id where l.status = 'GENERATED'`,
+  );
+  const ebrcEvents = ofType('ebrc.generated');
+  const ebrcEventsByKey = Map.groupBy(ebrcEvents, (event) => key(event.platform_customer_id, event.request_id));
+  for (const event of ebrcEvents) {
+    const request = requestByKey.get(key(event.platform_customer_id, event.request_id));
+    assert.ok(request, `ebrc.generated ${event.id} (${event.ebrc_number}) is of request ${event.request_id}, which is not stored`);
+    assert.ok(['PROCESSED', 'PARTIALLY_PROCESSED'].includes(request.status), `ebrc.generated ${event.id} of request ${event.request_id}, which is ${request.status}`);
+    assert.equal(event.platform_id, request.platform_id, `ebrc.generated ${event.id}: the request's platform`);
+  }
+  const generatedByKey = Map.groupBy(generated, (line) => key(line.platform_customer_id, line.request_id));
+  for (const request of requests) {
+    const k = key(request.platform_customer_id, request.request_id);
+    const numbers = (ebrcEventsByKey.get(k) ?? []).map((event) => event.ebrc_number as string).sort();
+    const expected = ['PROCESSED', 'PARTIALLY_PROCESSED'].includes(request.status)
+      ? (generatedByKey.get(k) ?? []).map((line) => line.ebrc_number as string).sort()
+      : [];
+    assert.deepEqual(numbers, expected, `request ${request.request_id} (${request.status}): one ebrc.generated per eBRC`);
+  }
+
+  // One irm.received per IRM stored.
+  const irmEvents = ofType('irm.received');
+  if (options.irms !== false) {
+    const irms = await rows(database, 'select id, platform_id, platform_customer_id, irm_number from irms');
+    const irmById = new Map(irms.map((irm) => [irm.id as string, irm]));
+    const seen = new Map<string, number>();
+    for (const event of irmEvents) {
+      const irm = irmById.get(event.data_id);
+      assert.ok(irm, `irm.received ${event.id} is of IRM ${event.data_id}, which is not stored`);
+      assert.equal(event.platform_customer_id, irm.platform_customer_id, `irm.received ${event.id}: the IRM's customer`);
+      assert.equal(event.platform_id, irm.platform_id, `irm.received ${event.id}: the IRM's platform`);
+      seen.set(irm.id, (seen.get(irm.id) ?? 0) + 1);
+    }
+    const missing = irms.filter((irm) => seen.get(irm.id) === undefined).map((irm) => irm.irm_number);
+    const repeated = [...seen].filter(([, n]) => n > 1).map(([id]) => irmById.get(id)!.irm_number);
+    assert.deepEqual(missing.slice(0, 10), [], `${missing.length} stored IRMs have no irm.received`);
+    assert.deepEqual(repeated.slice(0, 10), [], `${repeated.length} IRMs have more than one irm.received`);
+  }
+
+  // Verified and refused credentials alternate, each with its event.
+  const customers = await rows(database, 'select id, authority_credentials_status as status from platform_customers');
+  const count = (type: string) => {
+    const counts = new Map<string, number>();
+    for (const event of ofType(type)) counts.set(event.platform_customer_id, (counts.get(event.platform_customer_id) ?? 0) + 1);
+    return counts;
+  };
+  const verified = count('platform_customer.verified');
+  const invalid = count('platform_customer.credentials_invalid');
+  for (const customer of customers) {
+    const v = verified.get(customer.id) ?? 0;
+    const i = invalid.get(customer.id) ?? 0;
+    const expected = customer.status === 'valid' ? [i + 1, i] : customer.status === 'invalid' ? [Math.max(i, 1), i] : [0, 0];
+    assert.deepEqual([v, i], expected, `customer ${customer.id} (${customer.status}): its verified and credentials_invalid events`);
+  }
+
+  return {
+    events: events.length,
+    requests: requests.length,
+    ebrcEvents: ebrcEvents.length,
+    irmEvents: irmEvents.length,
+    customerEvents: ofType('platform_customer.verified').length + ofType('platform_customer.credentials_invalid').length,
+  };
+}

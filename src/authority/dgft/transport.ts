@@ -56,7 +56,7 @@ export function openCallScope(operation: OperationName, policy: RetryPolicy, cal
   };
 }
 
-export function deadlinePassed(scope: CallScope): WireFailure {
+function deadlinePassed(scope: CallScope): WireFailure {
   return new WireFailure('timeout', scope.operation, `The call to ${scope.operation} did not finish within its deadline.`);
 }
 

@@ -81,7 +81,3 @@ export type EnvelopeErrorCode = 'ERR02' | 'ERR03' | 'ERR04' | 'ERR05' | 'ERR06';
 export function isAuthorityErrorCode(code: string): code is AuthorityErrorCode {
   return Object.hasOwn(AUTHORITY_ERROR_CODES, code);
 }
-
-export function isEnvelopeErrorCode(code: string): code is EnvelopeErrorCode {
-  return isAuthorityErrorCode(code) && AUTHORITY_ERROR_CODES[code].layer === 'envelope';
-}

@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { configure } from 'safe-stable-stringify';
 import { AppError } from '../../errors.ts';
 import type { CommitLink } from '../../services/context.ts';
+import type { CredentialsVault } from '../../services/credentials-vault.ts';
 import type { ServerKey } from '../../services/server-key.ts';
 import { claimKey, completeFromResource, completeKey, linkResource, releaseKey, type Claim } from '../../store/idempotency.ts';
 import type { Schema } from '../../store/schema.ts';
@@ -22,6 +23,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** How a retry of this route is answered when the first request committed its work but kept no answer (a crash). */
     replayFromResource?: ReplayFromResource;
+    /**
+     * The route's answer holds a secret (a webhook signing secret): the answer kept for replay is stored sealed
+     * (AES-256-GCM with the credentials vault's key) and opened when it is replayed.
+     */
+    answerHoldsSecret?: boolean;
   }
 }
 
@@ -49,6 +55,19 @@ export function requestFingerprint(
   return key.fingerprint(text ?? 'null');
 }
 
+const SEALED_ANSWER_PREFIX = 'sealed:';
+
+/** An answer as it is stored: sealed, bound to its platform and key (a sealed answer moved to another row does not open). */
+function sealAnswer(vault: CredentialsVault, claim: { platformId: string; key: string }, answer: string): string {
+  return `${SEALED_ANSWER_PREFIX}${vault.sealAnswer(`${claim.platformId}\u0000${claim.key}`, answer)}`;
+}
+
+/** A stored answer as it is replayed: a sealed one opened, any other (JSON text) as it is. */
+function openAnswer(vault: CredentialsVault, claim: { platformId: string; key: string }, stored: string): string {
+  if (!stored.startsWith(SEALED_ANSWER_PREFIX)) return stored;
+  return vault.openAnswer(`${claim.platformId}\u0000${claim.key}`, stored.slice(SEALED_ANSWER_PREFIX.length));
+}
+
 /** The link a service calls inside the transaction that commits a request's work (see CommitLink). */
 export function commitLinkOf(request: FastifyRequest): CommitLink | undefined {
   const claim = request.idempotencyClaim;
@@ -67,8 +86,10 @@ export function commitLinkOf(request: FastifyRequest): CommitLink | undefined {
  * answered from what was committed (the route's replayFromResource). Server failures (5xx) before anything committed
  * are not kept, so a retry runs again, unless the failure is itself the outcome (a push held for reconciliation).
  */
-export function registerIdempotency(app: FastifyInstance, options: { db: Kysely<Schema>; key: ServerKey }): void {
-  const { db, key: serverKey } = options;
+export function registerIdempotency(app: FastifyInstance, options: { db: Kysely<Schema>; key: ServerKey; vault: CredentialsVault }): void {
+  const { db, key: serverKey, vault } = options;
+  const stored = (request: FastifyRequest, claim: { platformId: string; key: string }, answer: string): string =>
+    request.routeOptions.config.answerHoldsSecret ? sealAnswer(vault, claim, answer) : answer;
   app.decorateRequest('idempotencyClaim', null);
   app.decorateRequest('failureOnRetry', undefined);
 
@@ -106,14 +127,18 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Kysely<
     if (existing.fingerprint !== fingerprint) {
       throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with another request; use a new key for a new request.');
     }
-    if (existing.state === 'done') return replay(reply, existing.statusCode ?? 200, existing.responseBody ?? '');
+    if (existing.state === 'done') return replay(reply, existing.statusCode ?? 200, openAnswer(vault, held, existing.responseBody ?? ''));
     const rebuild = request.routeOptions.config.replayFromResource;
     const rebuilt = existing.resourceId !== null && rebuild ? await rebuild(platformId, existing.resourceId) : null;
     if (rebuilt === null) {
       throw new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry when it has finished.');
     }
     const answer = { statusCode: rebuilt.statusCode, responseBody: JSON.stringify(rebuilt.body) };
-    await completeFromResource(db, { platformId, key, resourceId: existing.resourceId! }, answer);
+    await completeFromResource(
+      db,
+      { platformId, key, resourceId: existing.resourceId! },
+      { statusCode: answer.statusCode, responseBody: stored(request, held, answer.responseBody) },
+    );
     return replay(reply, answer.statusCode, answer.responseBody);
   }
 
@@ -124,7 +149,7 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Kysely<
     if (reply.statusCode >= 500 && request.failureOnRetry !== 'replay') {
       await releaseKey(db, held, { evenIfCommitted: request.failureOnRetry === 'run_again' });
     } else {
-      await completeKey(db, held, { statusCode: reply.statusCode, responseBody: String(payload) });
+      await completeKey(db, held, { statusCode: reply.statusCode, responseBody: stored(request, held, String(payload)) });
     }
     return payload;
   }

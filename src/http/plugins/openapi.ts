@@ -1,11 +1,15 @@
-import swagger from '@fastify/swagger';
+import swagger, { type OpenAPIV3_2 } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
 import { ERROR_TABLE } from '../../errors.ts';
+import { StatusSchema } from '../schemas.ts';
 
 const ERROR_CODES_TEXT = Object.entries(ERROR_TABLE)
   .map(([code, { status, title }]) => `| ${status} | \`${code}\` | ${title} |`)
   .join('\n');
+
+const RETRIES_TEXT = '5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h';
 
 const DESCRIPTION = `Register exporters ("platform customers"), validate their credentials at the trade authority, pull
 their IRMs and generate eBRCs for them. Every operation under /api/v1 needs the \`x-api-key\` header.
@@ -18,7 +22,203 @@ ${ERROR_CODES_TEXT}
 
 Every response carries \`x-request-id\`. Every POST takes an optional \`Idempotency-Key\` header (up to 255
 characters, kept 24 h): a retry with the same key and body replays the first answer with \`Idempotent-Replayed: true\`.
-Rate limits per API key are announced in the \`RateLimit-Policy\` and \`RateLimit\` headers.`;
+Rate limits per API key are announced in the \`RateLimit-Policy\` and \`RateLimit\` headers.
+
+**Webhooks.** Every change you would otherwise poll for is an event (\`GET /api/v1/events\`, kept at least 30 days).
+Register a URL with \`POST /api/v1/webhook-endpoints\` and the events of the types it subscribes to are POSTed to it
+as JSON (the \`webhooks\` section lists each type and its body), signed by the Standard Webhooks scheme
+(standardwebhooks.com): \`webhook-id\` (the event id), \`webhook-timestamp\` (Unix seconds of the attempt) and
+\`webhook-signature\` (\`v1,\` + base64 HMAC-SHA256 of \`{webhook-id}.{webhook-timestamp}.{body}\`, keyed with the
+base64-decoded part of the endpoint's \`whsec_\` secret after the prefix; verify it with any Standard Webhooks library).
+Any 2xx within 15 s is success; anything else (a redirect included: none is followed), a timeout or a refused
+connection is retried after ${RETRIES_TEXT} (by default), and an endpoint whose every delivery has failed for 5 days
+is disabled. Delivery is at least once, in no promised order: de-duplicate on \`webhook-id\`, which is the same on
+every attempt.`;
+
+/**
+ * The section is written as plain JSON: openapi-types types a 3.1 request body's schema as a 3.0 schema object (no
+ * `null` type, among others), so it is handed to @fastify/swagger with one cast; test/http/openapi-webhooks.test.ts
+ * checks what it holds.
+ */
+type Schema = Record<string, unknown>;
+type Parameter = { name: string; in: 'header'; required: boolean; description: string; schema: Schema; example: string };
+type Webhooks = Record<string, { post: Record<string, unknown> }>;
+type OpenApiSchema = NonNullable<NonNullable<OpenAPIV3_2.Document['components']>['schemas']>[string];
+
+/** What one event type carries as `data`, and what it means (contract 9). */
+type CatalogueEntry = { summary: string; description: string; data: Schema };
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+/** The status operation's answer, as the genebrc.request.* events carry it (StatusSchema has no $id of its own). */
+const STATUS_COMPONENT = 'GenEbrcRequestStatus';
+
+const requestEvent = (summary: string, when: string): CatalogueEntry => ({
+  summary,
+  description: `${when} \`data\` is the request as \`POST /api/v1/genebrc/status\` answers it.`,
+  data: ref(STATUS_COMPONENT),
+});
+
+/** The catalogue: every event type, keyed so that a type added to EVENT_TYPES without an entry fails the type check. */
+const CATALOGUE: Readonly<Record<EventType, CatalogueEntry>> = {
+  'genebrc.request.acknowledged': requestEvent(
+    'A GenEBRC request was accepted',
+    'The authority acknowledged a push (`ackStatus: "Validated"`): the request is `PENDING` with its `authorityAckId`.',
+  ),
+  'genebrc.request.failed': requestEvent(
+    'A GenEBRC request failed at acknowledgement',
+    'A push was refused, by the rules checked before sending or by the authority, or the authority never received it ' +
+      '(`authority_not_received`): the request is `FAILED`, nothing was generated and its amounts are back on their IRMs.',
+  ),
+  'genebrc.request.processed': requestEvent(
+    'A GenEBRC request was processed',
+    'The authority processed the request and every line is `GENERATED` (one `ebrc.generated` event per eBRC comes with it).',
+  ),
+  'genebrc.request.partially_processed': requestEvent(
+    'A GenEBRC request was partially processed',
+    'The authority processed the request: some lines are `GENERATED`, the others `FAILED` with their amounts released ' +
+      '(one `ebrc.generated` event per eBRC comes with it).',
+  ),
+  'genebrc.request.errored': requestEvent(
+    'A GenEBRC request errored',
+    'The authority processed the request and every line `FAILED`; their amounts are back on their IRMs.',
+  ),
+  'platform_customer.verified': {
+    summary: 'A customer became verified',
+    description:
+      "A credential check succeeded for a customer that was `unverified` or `invalid` (a check of an already valid customer " +
+      'sends none). `data` is the customer.',
+    data: ref('PlatformCustomer'),
+  },
+  'platform_customer.credentials_invalid': {
+    summary: "A customer's credentials were refused",
+    description:
+      'The authority refused the stored credentials as invalid or expired: the customer is now `authorityCredentialsStatus: ' +
+      '"invalid"`, and refresh, push and eBRCs answer 409 `customer_not_verified` until a check succeeds. `data` is the customer.',
+    data: ref('PlatformCustomer'),
+  },
+  'irm.received': {
+    summary: 'An IRM was seen for the first time',
+    description: 'A pull from the authority stored an IRM this customer did not have. Later changes to it send none. `data` is the IRM.',
+    data: ref('Irm'),
+  },
+  'ebrc.generated': {
+    summary: 'An eBRC was generated',
+    description:
+      "One per eBRC a request generated, committed with the request's `genebrc.request.processed` or " +
+      '`genebrc.request.partially_processed` event. `data` is the eBRC as the eBRC list shows it.',
+    data: ref('Ebrc'),
+  },
+  'bulk_upload.completed': {
+    summary: 'A bulk upload completed',
+    description: 'The bulk upload (contract 11; not yet produced by this service).',
+    data: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'The bulk upload (contract 11; not yet produced by this service)',
+    },
+  },
+  'webhook.test': {
+    summary: 'A test event',
+    description:
+      'Sent by `POST /api/v1/webhook-endpoints/{id}/test`, signed and retried as any event, to check that an endpoint ' +
+      'receives and verifies deliveries. `platformCustomerId` is null.',
+    data: {
+      type: 'object',
+      required: ['endpointId', 'url', 'message'],
+      properties: {
+        endpointId: { type: 'string', format: 'uuid', description: 'The endpoint it was sent to' },
+        url: { type: 'string', description: "The endpoint's URL" },
+        message: { type: 'string', description: 'A sentence saying that this is a test' },
+      },
+    },
+  },
+};
+
+/** The Standard Webhooks headers of every delivery attempt. */
+const WEBHOOK_HEADERS: Parameter[] = [
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    description:
+      "The event's `id`: the same on every attempt and redelivery of the event, so de-duplicate on it (delivery is at least once).",
+    schema: { type: 'string' },
+    example: 'evt_3q9c0f2kXbYp1nV7uLr8TzQmWd4sHa6e',
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    description:
+      'When this attempt was sent, in Unix seconds (each attempt has its own). Refuse a message far from your clock ' +
+      '(Standard Webhooks libraries allow 5 minutes) so that a captured one cannot be replayed later.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+    example: '1764547200',
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    description:
+      '`v1,` + the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` (the body as received, byte for byte), ' +
+      "keyed with the base64-decoded part of the endpoint's secret after `whsec_`. For 24 h after a rotation two " +
+      'signatures are sent, space-separated (the new secret\'s first): accept the message when any of them matches.',
+    schema: { type: 'string' },
+    example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+  },
+];
+
+/** The body of a delivery: the event envelope (as GET /api/v1/events/{id} shows it), with this type's `data`. */
+function envelope(type: EventType, data: Schema): Schema {
+  return {
+    type: 'object',
+    required: ['id', 'type', 'timestamp', 'platformCustomerId', 'data'],
+    properties: {
+      id: { type: 'string', description: '"evt_" and random characters; also the `webhook-id` header' },
+      type: { type: 'string', enum: [type] },
+      timestamp: { type: 'string', format: 'date-time', description: 'When the change it reports was made (ISO 8601, UTC)' },
+      platformCustomerId:
+        type === 'webhook.test'
+          ? { type: 'null', description: 'A test event concerns no customer' }
+          : { type: 'string', format: 'uuid', description: 'The customer it concerns' },
+      data,
+    },
+  };
+}
+
+/** The OpenAPI 3.1 `webhooks`: one operation per event type, the POST this service sends to an endpoint. */
+export function webhooksSection(): Webhooks {
+  const section: Webhooks = {};
+  for (const type of EVENT_TYPES) {
+    const entry = CATALOGUE[type];
+    const recipients =
+      type === 'webhook.test'
+        ? 'Delivered only to the endpoint tested, whatever it subscribes to'
+        : `Delivered to every enabled endpoint subscribed to \`${type}\` or to \`*\``;
+    section[type] = {
+      post: {
+        tags: ['Webhooks'],
+        summary: entry.summary,
+        description: `${entry.description}\n\n${recipients}, signed with the headers below.`,
+        parameters: WEBHOOK_HEADERS,
+        requestBody: {
+          required: true,
+          description: `The \`${type}\` event`,
+          content: { 'application/json': { schema: envelope(type, entry.data) } },
+        },
+        responses: {
+          '2XX': {
+            description:
+              'Received. Anything else (a redirect included: none is followed), no answer within 15 s or a refused ' +
+              `connection is a failed attempt, retried after ${RETRIES_TEXT} (by default).`,
+          },
+        },
+      },
+    };
+  }
+  return section;
+}
 
 /** OpenAPI 3.1 from the route schemas, at /openapi.json, and an interactive reference at /docs. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
@@ -28,12 +228,18 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       info: { title: 'ebrc-gateway', version: '1.0.0', description: DESCRIPTION },
       components: {
         securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+        // A TypeBox schema is JSON Schema; @fastify/swagger converts it as it converts the routes' schemas.
+        schemas: { [STATUS_COMPONENT]: { ...StatusSchema, description: 'A GenEBRC request as the status operation answers it' } as OpenApiSchema },
       },
+      // @fastify/swagger 9 copies `webhooks` into the document as given (its $refs are written resolved).
+      webhooks: webhooksSection() as OpenAPIV3_2.Document['webhooks'],
       tags: [
         { name: 'Platform customers', description: 'Exporters registered by your platform' },
         { name: 'IRMs', description: 'Inward remittances pulled from the authority' },
         { name: 'eBRC generation', description: 'Push lines, follow their status' },
         { name: 'eBRCs', description: "A customer's eBRCs, and each one's PDF summary" },
+        { name: 'Webhooks', description: 'Endpoints your events are delivered to (Standard Webhooks), their secrets and delivery logs' },
+        { name: 'Events', description: 'Every change you would otherwise poll for, kept at least 30 days' },
         { name: 'Operations', description: 'Health, readiness and metrics' },
       ],
     },

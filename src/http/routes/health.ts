@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Api, Deps } from '../app.ts';
+import type { Api, Deps } from '../deps.ts';
 import { Type } from 'typebox';
 import { answer } from '../schemas.ts';
 

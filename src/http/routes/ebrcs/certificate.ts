@@ -1,4 +1,4 @@
-import type { Api, Deps } from '../../app.ts';
+import type { Api, Deps } from '../../deps.ts';
 import { ebrcCertificate } from '../../../services/ebrcs.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { EbrcParams, pdfAnswer, problems } from '../../schemas.ts';

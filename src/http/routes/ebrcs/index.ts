@@ -1,4 +1,4 @@
-import type { Api, Deps } from '../../app.ts';
+import type { Api, Deps } from '../../deps.ts';
 import { ebrcCertificateRoute } from './certificate.ts';
 import { listEbrcsRoute } from './list.ts';
 

@@ -1,4 +1,4 @@
-import type { Api, Deps } from '../../app.ts';
+import type { Api, Deps } from '../../deps.ts';
 import { listEbrcs } from '../../../services/ebrcs.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, EbrcListQuery, EbrcPageSchema, IdParams, problems } from '../../schemas.ts';

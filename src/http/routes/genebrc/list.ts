@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import type { Api, Deps } from '../../app.ts';
+import type { Api, Deps } from '../../deps.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, problems, RequestListQuery, RequestRecordSchema } from '../../schemas.ts';
 import { requireDateRange } from '../date-range.ts';

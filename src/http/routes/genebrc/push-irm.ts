@@ -1,5 +1,6 @@
-import type { Api, Deps } from '../../app.ts';
+import type { Api, Deps } from '../../deps.ts';
 import type { RawLine } from '../../../domain/push-line.ts';
+import { storedAcknowledgement } from '../../../services/genebrc/views.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
 import { answer, problems, PushAckSchema, PushBodySchema } from '../../schemas.ts';
@@ -22,13 +23,13 @@ export function pushIrmRoute(app: Api, deps: Deps): void {
       },
       config: {
         replayFromResource: async (platformId, requestId) => {
-          const ack = await deps.genebrc.acknowledgementOf(platformId, requestId);
+          const ack = await storedAcknowledgement(deps.database.db, platformId, requestId);
           return ack && { statusCode: 200, body: ack };
         },
       },
     },
     async (request) =>
-      deps.genebrc.push(
+      deps.push.push(
         platformOf(request),
         { ...request.body, ebrcBulkGenDtos: request.body.ebrcBulkGenDtos as RawLine[] },
         commitLinkOf(request),

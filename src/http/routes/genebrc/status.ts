@@ -1,4 +1,4 @@
-import type { Api, Deps } from '../../app.ts';
+import type { Api, Deps } from '../../deps.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, problems, StatusBody, StatusSchema } from '../../schemas.ts';
 
@@ -17,6 +17,6 @@ export function statusRoute(app: Api, deps: Deps): void {
         response: { 200: answer(StatusSchema, "The request's status and each line's outcome, eBRC numbers included once generated"), ...problems(404, 413, 415) },
       },
     },
-    async (request) => deps.genebrc.status(platformOf(request), request.body),
+    async (request) => deps.progress.status(platformOf(request), request.body),
   );
 }

@@ -1,4 +1,4 @@
-import type { Api, Deps } from '../../app.ts';
+import type { Api, Deps } from '../../deps.ts';
 import { refreshIrms } from '../../../services/irms.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, EmptyBody, IrmPageSchema, IrmRefreshQuery, problems } from '../../schemas.ts';

@@ -1,4 +1,4 @@
-import type { Api, Deps } from '../../app.ts';
+import type { Api, Deps } from '../../deps.ts';
 import { storeApiCredentials } from '../../../services/authority-api-credentials.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, ApiCredentialSetBody, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';

@@ -1,4 +1,4 @@
-import type { Api, Deps } from '../../app.ts';
+import type { Api, Deps } from '../../deps.ts';
 import { requireCustomer, toCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';

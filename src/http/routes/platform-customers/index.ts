@@ -1,4 +1,4 @@
-import type { Api, Deps } from '../../app.ts';
+import type { Api, Deps } from '../../deps.ts';
 import { putAuthorityApiCredentialsRoute } from './authority-api-credentials.ts';
 import { checkAuthorityCredentialsRoute } from './check-authority-credentials.ts';
 import { createPlatformCustomerRoute } from './create.ts';

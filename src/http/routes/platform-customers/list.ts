@@ -1,4 +1,4 @@
-import type { Api, Deps } from '../../app.ts';
+import type { Api, Deps } from '../../deps.ts';
 import { listCustomers } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, CustomerListQuery, CustomerListSchema, problems } from '../../schemas.ts';

@@ -1,11 +1,12 @@
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
-import type { ErrorDetail } from '../domain/push-rules.ts';
-import { visibleStatus, type LineStatus, type RequestStatus } from '../domain/request-state.ts';
-import * as store from '../store/requests.ts';
-import type { Schema } from '../store/schema.ts';
-import { requireCustomer } from './customers.ts';
-import type { LineStatusEntry } from './genebrc.ts';
+import type { Static } from 'typebox';
+import { visibleStatus } from '../../domain/request-state.ts';
+import type { RequestListQuery as RequestListQuerySchema, RequestRecordSchema } from '../../http/schemas.ts';
+import * as store from '../../store/requests.ts';
+import type { Schema } from '../../store/schema.ts';
+import { requireCustomer } from '../customers.ts';
+import { errorDetail, lineEntry } from './views.ts';
 
 /**
  * The most lines one query of a list page reads (two 999-line requests). A page whose lines all fit is read by its
@@ -15,38 +16,13 @@ import type { LineStatusEntry } from './genebrc.ts';
  */
 export const LINES_PER_READ = 2_000;
 
-export type RequestListQuery = {
-  platformCustomerId: string;
-  requestId?: string | undefined;
-  status?: string | undefined;
-  fromDate?: string | undefined;
-  toDate?: string | undefined;
-  page: number;
-  limit: number;
-};
+export type RequestListQuery = Static<typeof RequestListQuerySchema>;
 
 /** A page of the list: the JSON array of its records, as one string or as a stream of text. */
 export type RequestListPage = { total: number; body: string | Readable };
 
-/** A listed request, the interface's 2.3 shape (RequestRecordSchema in src/http/schemas.ts, in its field order). */
-type RequestRecord = {
-  id: string;
-  userId: string | null;
-  platformCustomerId: string | null;
-  requestId: string;
-  iecNumber: string;
-  recordResCount: number;
-  uploadType: string;
-  decalarationFlag: string | null;
-  ebrcBulkGenDtos: Record<string, unknown>[];
-  ebrcBulkGenStatusList: LineStatusEntry[] | null;
-  authorityAckId: string | null;
-  status: RequestStatus;
-  errorDetails: { errors: ErrorDetail[] };
-  processedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
+/** A listed request, the interface's 2.3 shape. */
+type RequestRecord = Static<typeof RequestRecordSchema>;
 
 /** The list of a customer's GenEBRC requests (GET /genebrc): the read side of the workflow, apart from its writes. */
 export class RequestList {
@@ -115,27 +91,6 @@ function* batchesWithin(rows: readonly store.PageRequest[], budget: number): Gen
     lines += row.line_count;
   }
   if (batch.length > 0) yield batch;
-}
-
-/**
- * An error detail as the schema shows it: its four fields in the schema's order (one read back from jsonb has its
- * keys in jsonb's order).
- */
-function errorDetail(detail: ErrorDetail): ErrorDetail {
-  return { serialNo: detail.serialNo, field: detail.field, code: detail.code, message: detail.message };
-}
-
-/** A stored line as the status call and the list show it. */
-export function lineEntry(line: store.ListedLine): LineStatusEntry {
-  return {
-    serialNo: line.serialNo,
-    irmNumber: line.irmNumber,
-    sbCumInvoiceNumber: line.sbCumInvoiceNumber,
-    status: line.status as LineStatus,
-    ebrcNumber: line.ebrcNumber,
-    ebrcDate: line.ebrcDate,
-    errorDetails: line.errorDetails.map(errorDetail),
-  };
 }
 
 /**

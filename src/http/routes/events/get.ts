@@ -1,0 +1,20 @@
+import type { Api, Deps } from '../../deps.ts';
+import { getEvent } from '../../../services/events.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { answer, EventParams, EventRef, problems } from '../../schemas.ts';
+
+export function getEventRoute(app: Api, deps: Deps): void {
+  app.get(
+    '/events/:id',
+    {
+      schema: {
+        tags: ['Events'],
+        summary: 'Get an event',
+        security: [{ apiKey: [] }],
+        params: EventParams,
+        response: { 200: answer(EventRef, 'The event'), ...problems(404) },
+      },
+    },
+    async (request) => getEvent(deps.database.db, platformOf(request), request.params.id),
+  );
+}

@@ -1,0 +1,25 @@
+import { Type } from 'typebox';
+import type { Api, Deps } from '../../deps.ts';
+import { deleteWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { answer, problems, WebhookEndpointParams } from '../../schemas.ts';
+
+export function deleteWebhookEndpointRoute(app: Api, deps: Deps): void {
+  app.delete(
+    '/webhook-endpoints/:id',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Delete a webhook endpoint',
+        description: 'Deletes the endpoint for good, with its delivery log; nothing more is delivered to it.',
+        security: [{ apiKey: [] }],
+        params: WebhookEndpointParams,
+        response: { 204: answer(Type.Null(), 'Deleted; no body'), ...problems(404) },
+      },
+    },
+    async (request, reply) => {
+      await deleteWebhookEndpoint(deps.database.db, platformOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+}

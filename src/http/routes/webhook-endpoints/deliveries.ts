@@ -1,0 +1,24 @@
+import type { Api, Deps } from '../../deps.ts';
+import { listWebhookDeliveries } from '../../../services/webhook-endpoints.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { answer, problems, WebhookDeliveryListQuery, WebhookDeliveryListSchema, WebhookEndpointParams } from '../../schemas.ts';
+
+export function listWebhookDeliveriesRoute(app: Api, deps: Deps): void {
+  app.get(
+    '/webhook-endpoints/:id/deliveries',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: "List a webhook endpoint's delivery attempts",
+        description:
+          'One row per attempt, newest first: a failed delivery retried is several rows (`attempt` 1, 2, …). ' +
+          '`responseBody` keeps the first 1 KiB of what the receiver answered.',
+        security: [{ apiKey: [] }],
+        params: WebhookEndpointParams,
+        querystring: WebhookDeliveryListQuery,
+        response: { 200: answer(WebhookDeliveryListSchema, "A page of the endpoint's delivery attempts, newest first, and how many there are"), ...problems(404) },
+      },
+    },
+    async (request) => listWebhookDeliveries(deps.database.db, platformOf(request), request.params.id, request.query),
+  );
+}

@@ -1,0 +1,20 @@
+import type { Api, Deps } from '../../deps.ts';
+import { getWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { answer, problems, WebhookEndpointParams, WebhookEndpointRef } from '../../schemas.ts';
+
+export function getWebhookEndpointRoute(app: Api, deps: Deps): void {
+  app.get(
+    '/webhook-endpoints/:id',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Get a webhook endpoint',
+        security: [{ apiKey: [] }],
+        params: WebhookEndpointParams,
+        response: { 200: answer(WebhookEndpointRef, 'The endpoint'), ...problems(404) },
+      },
+    },
+    async (request) => getWebhookEndpoint(deps.database.db, platformOf(request), request.params.id),
+  );
+}

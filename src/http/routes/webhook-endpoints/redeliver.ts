@@ -1,0 +1,41 @@
+import type { Api, Deps } from '../../deps.ts';
+import { redeliverEvent, shownDelivery } from '../../../services/webhook-endpoints.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { commitLinkOf } from '../../plugins/idempotency.ts';
+import { answer, problems, RedeliverBody, WebhookDeliverySchema, WebhookEndpointParams } from '../../schemas.ts';
+
+export function redeliverRoute(app: Api, deps: Deps): void {
+  app.post(
+    '/webhook-endpoints/:id/redeliver',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Deliver an event to a webhook endpoint again',
+        description:
+          'Schedules a new delivery attempt, due now, of one of the platform\'s events to this endpoint (retried on ' +
+          'failure like any delivery), whichever types the endpoint subscribes to. The endpoint must be enabled (409).',
+        security: [{ apiKey: [] }],
+        params: WebhookEndpointParams,
+        body: RedeliverBody,
+        response: { 202: answer(WebhookDeliverySchema, 'The new attempt, as the deliveries log shows it'), ...problems(404, 409, 413, 415, 422) },
+      },
+      config: {
+        replayFromResource: async (platformId, attemptId) => {
+          const delivery = await shownDelivery(deps.database.db, platformId, attemptId);
+          return delivery && { statusCode: 202, body: delivery };
+        },
+      },
+    },
+    async (request, reply) => {
+      const delivery = await redeliverEvent(
+        deps.database.db,
+        deps.deliveries,
+        platformOf(request),
+        request.params.id,
+        request.body.eventId,
+        commitLinkOf(request),
+      );
+      return reply.code(202).send(delivery);
+    },
+  );
+}

@@ -1,0 +1,27 @@
+import type { Api, Deps } from '../../deps.ts';
+import { updateWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { answer, problems, UpdateWebhookEndpointBody, WebhookEndpointParams, WebhookEndpointRef } from '../../schemas.ts';
+
+export function updateWebhookEndpointRoute(app: Api, deps: Deps): void {
+  const context = { db: deps.database.db, vault: deps.context.vault, config: deps.config };
+  app.patch(
+    '/webhook-endpoints/:id',
+    {
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Change a webhook endpoint',
+        description:
+          'Changes the fields sent (at least one). A new `url` is checked as at creation. `status: "disabled"` stops ' +
+          'deliveries to it (`disabledReason` "disabled by the platform"); `status: "enabled"` starts them again and ' +
+          'clears the reason and the failure clock (an endpoint is disabled after every delivery failed for 5 days). ' +
+          '`description: null` removes the description.',
+        security: [{ apiKey: [] }],
+        params: WebhookEndpointParams,
+        body: UpdateWebhookEndpointBody,
+        response: { 200: answer(WebhookEndpointRef, 'The endpoint, changed'), ...problems(404, 413, 415) },
+      },
+    },
+    async (request) => updateWebhookEndpoint(context, platformOf(request), request.params.id, request.body),
+  );
+}

@@ -1,0 +1,32 @@
+import { CompiledQuery, type Kysely } from 'kysely';
+import { PgBoss } from 'pg-boss';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database } from '../store/database.ts';
+import type { Schema } from '../store/schema.ts';
+
+/**
+ * A running job's worker beats every half of this; a job whose beat stops for this long (its process died) is failed
+ * by pg-boss's supervision and retried, instead of waiting out its expiry.
+ */
+export const HEARTBEAT_SECONDS = 10;
+
+/** The one pg-boss of a process, on the service's own database connection, shared by every queue. */
+export function createBoss(database: Database, log: FastifyBaseLogger): PgBoss {
+  // Supervision passes every half heartbeat: a job whose process died is retried within about 1.5 heartbeats.
+  const boss = new PgBoss({
+    db: database.executor as never,
+    supervise: true,
+    schedule: false,
+    superviseIntervalSeconds: HEARTBEAT_SECONDS / 2,
+    monitorIntervalSeconds: HEARTBEAT_SECONDS / 2,
+  });
+  boss.on('error', (error: unknown) => log.error({ err: error }, 'job queue error'));
+  return boss;
+}
+
+/** A transaction as pg-boss's executor, so that the jobs it sends commit (or roll back) with the rows they belong to. */
+export function executorOf(tx: Kysely<Schema>) {
+  return {
+    executeSql: async (text: string, values?: unknown[]) => ({ rows: [...(await tx.executeQuery(CompiledQuery.raw(text, values ?? []))).rows] }),
+  };
+}

@@ -1,0 +1,159 @@
+import type { Kysely } from 'kysely';
+import type { LineResult } from '../../authority/authority.ts';
+import type { ErrorDetail } from '../../domain/push-rules.ts';
+import { assertTransition, finalStatusFor, type RequestStatus, type StoredRequestStatus } from '../../domain/request-state.ts';
+import type { EventType } from '../../domain/events.ts';
+import type { RequestScheduler } from '../../jobs/scheduler.ts';
+import { ebrcsOfRequest } from '../../store/ebrcs.ts';
+import * as store from '../../store/requests.ts';
+import type { Schema } from '../../store/schema.ts';
+import type { CommitLink } from '../context.ts';
+import { localEbrc } from '../ebrcs.ts';
+import type { EventOutbox, NewEvent } from '../outbox.ts';
+import { statusView, type RequestStatusView } from './views.ts';
+
+/** A request about to be stored: everything but its status, which the lifecycle sets. */
+export type RequestToStore = Omit<store.NewRequest, 'status' | 'errorDetails' | 'processedAt'>;
+
+
+const EVENT_OF_STATUS: Readonly<Record<RequestStatus, EventType>> = {
+  PENDING: 'genebrc.request.acknowledged',
+  FAILED: 'genebrc.request.failed',
+  PROCESSED: 'genebrc.request.processed',
+  PARTIALLY_PROCESSED: 'genebrc.request.partially_processed',
+  ERRORED: 'genebrc.request.errored',
+};
+
+/**
+ * The life of a GenEBRC request, and the only code that writes its status. Every move is checked against the state
+ * machine of src/domain/request-state.ts, made as a compare-and-set on the stored status (so that of several processes
+ * moving one request, one does), and committed in one transaction with what goes with it: the lines' outcomes, the
+ * release of the amounts reserved for lines that did not become eBRCs, and the events of the change (the outbox).
+ *
+ *   (new) ──open──▶ SUBMITTING ──acknowledge──▶ PENDING ──finish──▶ PROCESSED | PARTIALLY_PROCESSED | ERRORED
+ *     │                 └────────fail────────▶ FAILED
+ *     └─────refuse─────────────────────────▶ FAILED
+ */
+export class RequestLifecycle {
+  readonly #db: Kysely<Schema>;
+  readonly #outbox: EventOutbox;
+  readonly #scheduler: RequestScheduler;
+
+  constructor(db: Kysely<Schema>, outbox: EventOutbox, scheduler: RequestScheduler) {
+    this.#db = db;
+    this.#outbox = outbox;
+    this.#scheduler = scheduler;
+  }
+
+  /**
+   * Stores a request whose amounts the caller has reserved in `tx`, as SUBMITTING: not yet sent, not yet shown to
+   * anyone as anything but PENDING, and with no event until the authority has answered. A job to move it on is
+   * scheduled in the same transaction, so a process that dies before sending leaves it to be reconciled.
+   */
+  async open(tx: Kysely<Schema>, request: RequestToStore, lines: readonly store.NewLine[]): Promise<void> {
+    await store.insertRequest(tx, { ...request, status: 'SUBMITTING', errorDetails: [], processedAt: null }, lines);
+    await this.#scheduler.scheduleAdvance(tx, request.id);
+  }
+
+  /** Stores a request refused before it was sent (it breaks the rules): FAILED at once, with its event. */
+  async refuse(request: RequestToStore, lines: readonly store.NewLine[], errors: ErrorDetail[], link?: CommitLink): Promise<void> {
+    await this.#commit(async (tx) => {
+      await store.insertRequest(tx, { ...request, status: 'FAILED', errorDetails: errors, processedAt: new Date() }, lines);
+      await link?.(tx, request.id);
+      const stored = await this.#read(tx, request.id);
+      return { view: await this.#record(tx, stored, []) };
+    });
+  }
+
+  /** SUBMITTING → PENDING: the authority acknowledged the push with this ack id. Null when another process moved it first. */
+  async acknowledge(id: string, authorityAckId: string): Promise<RequestStatusView | null> {
+    return this.#move(id, 'SUBMITTING', 'PENDING', async (tx) => {
+      const moved = await store.moveRequest(tx, id, 'SUBMITTING', { status: 'PENDING', authorityAckId });
+      return moved !== undefined;
+    });
+  }
+
+  /**
+   * SUBMITTING → FAILED: the authority refused the push, or never received it. Every line fails and every reserved
+   * amount goes back to its IRM.
+   */
+  async fail(id: string, errors: readonly ErrorDetail[]): Promise<RequestStatusView | null> {
+    return this.#move(id, 'SUBMITTING', 'FAILED', async (tx) => {
+      const moved = await store.moveRequest(tx, id, 'SUBMITTING', { status: 'FAILED', errorDetails: [...errors], processedAt: new Date() });
+      if (moved === undefined) return false;
+      await store.setLinesStatus(tx, id, 'FAILED');
+      await store.releaseReservations(tx, id);
+      return true;
+    });
+  }
+
+  /**
+   * PENDING → its final status, from the authority's per-line results: each line's outcome is stored, the amounts of
+   * the lines that failed go back to their IRMs, and an ebrc.generated event is written for each eBRC.
+   */
+  async finish(id: string, results: readonly LineResult[]): Promise<RequestStatusView | null> {
+    const status = finalStatusFor(results.map((result) => result.status));
+    return this.#move(
+      id,
+      'PENDING',
+      status,
+      async (tx) => {
+        const moved = await store.moveRequest(tx, id, 'PENDING', { status, processedAt: new Date() });
+        if (moved === undefined) return false;
+        await store.applyLineResults(tx, id, results);
+        await store.releaseReservations(tx, id, 'FAILED');
+        return true;
+      },
+      (request) => {
+        // Results that leave a line out (or name one twice) must not finish the request: its status would not be its lines'.
+        const pending = request.lines.filter((line) => line.status === 'PENDING').length;
+        if (pending > 0 || finalStatusFor(request.lines.map((line) => line.status as LineResult['status'])) !== status) {
+          throw new Error(`The authority's results for request ${request.request_id} do not cover its lines (${pending} left without an outcome); nothing was recorded`);
+        }
+      },
+    );
+  }
+
+  /** One checked move: the change (false when the stored status was not `from` any more), then its events. */
+  async #move(
+    id: string,
+    from: StoredRequestStatus,
+    to: StoredRequestStatus,
+    change: (tx: Kysely<Schema>) => Promise<boolean>,
+    check?: (moved: store.ListedRequest) => void,
+  ): Promise<RequestStatusView | null> {
+    assertTransition(from, to);
+    return this.#commit(async (tx) => {
+      if (!(await change(tx))) return { view: null };
+      const moved = await this.#read(tx, id);
+      check?.(moved);
+      const ebrcs = to === 'PROCESSED' || to === 'PARTIALLY_PROCESSED' ? await ebrcsOfRequest(tx, id) : [];
+      return { view: await this.#record(tx, moved, ebrcs) };
+    });
+  }
+
+  /** The request's event (its status view as data) and one per eBRC it generated, written last in the transaction. */
+  async #record(tx: Kysely<Schema>, request: store.ListedRequest, ebrcs: readonly Parameters<typeof localEbrc>[0][]): Promise<RequestStatusView> {
+    const view = statusView(request);
+    const owner = { platformId: request.platform_id, platformCustomerId: request.platform_customer_id };
+    const events: NewEvent[] = [
+      { ...owner, type: EVENT_OF_STATUS[view.status], data: view },
+      ...ebrcs.map((ebrc) => ({ ...owner, type: 'ebrc.generated' as const, data: localEbrc(ebrc) })),
+    ];
+    await this.#outbox.record(tx, events);
+    return view;
+  }
+
+  async #read(tx: Kysely<Schema>, id: string): Promise<store.ListedRequest> {
+    const [request] = await store.requestsWithLines(tx, [id]);
+    if (!request) throw new Error(`Request ${id} vanished inside its own transaction`);
+    return request;
+  }
+
+  /** Runs a change in a transaction and, once it has committed, wakes the relay for its events. */
+  async #commit<T>(work: (tx: Kysely<Schema>) => Promise<{ view: T }>): Promise<T> {
+    const { view } = await this.#db.transaction().execute(work);
+    if (view !== null) this.#outbox.committed();
+    return view;
+  }
+}

@@ -1,0 +1,238 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Static } from 'typebox';
+import { AuthorityError } from '../../authority/authority.ts';
+import { formatCents, parseDecimalString, sumCents, type Cents } from '../../domain/money.ts';
+import { lineToWire, normaliseLines, type Line, type RawLine } from '../../domain/push-line.ts';
+import { checkPushRules, type ErrorDetail, type IrmSnapshot } from '../../domain/push-rules.ts';
+import type { LineStatus } from '../../domain/request-state.ts';
+import { normalizeUploadType, type UploadTypeCode } from '../../domain/upload-type.ts';
+import { AppError, authorityProblem } from '../../errors.ts';
+import type { PushBodySchema } from '../../http/schemas.ts';
+import * as irmStore from '../../store/irms.ts';
+import * as store from '../../store/requests.ts';
+import { asCustomer, requireVerified, type CommitLink, type ServiceContext, type VerifiedCustomer } from '../context.ts';
+import { requireCustomer } from '../customers.ts';
+import type { IrmPuller } from '../irms.ts';
+import type { RequestLifecycle, RequestToStore } from './lifecycle.ts';
+import type { RequestProgress } from './progress.ts';
+import type { PushAck } from './views.ts';
+
+export type PushBody = Omit<Static<typeof PushBodySchema>, 'ebrcBulkGenDtos'> & { ebrcBulkGenDtos: RawLine[] };
+
+const DECLARATION_FLAG = 'Y';
+
+class LostReservationRace extends Error {
+  readonly irmNumber: string;
+  constructor(irmNumber: string) {
+    super(`IRM ${irmNumber} changed while reserving`);
+    this.irmNumber = irmNumber;
+  }
+}
+
+/** Request ids are ours: unique, at most 50 characters (ERR07), never reused (ERR09). */
+function newRequestId(now: Date): string {
+  const day = now.toISOString().slice(0, 10).replaceAll('-', '');
+  return `EBRCGW${day}${randomBytes(9).toString('hex').toUpperCase()}`;
+}
+
+function snapshotOf(row: irmStore.IrmForPush): IrmSnapshot {
+  const ddMMyyyy = (iso: string) => `${iso.slice(8, 10)}${iso.slice(5, 7)}${iso.slice(0, 4)}`;
+  return {
+    irmNumber: row.irm_number,
+    irmIssueDate: ddMMyyyy(row.irm_issue_date),
+    ifscCode: row.ifsc_code,
+    remittanceFCC: row.remittance_fcc,
+    purposeOfRemittance: row.purpose_of_remittance,
+    availableCents: parseDecimalString(row.irm_available_amt),
+    remittanceDate: ddMMyyyy(row.remittance_date),
+  };
+}
+
+function storedLine(line: Line, index: number, irms: ReadonlyMap<string, irmStore.IrmForPush>, reserved: boolean, status: LineStatus, errors: ErrorDetail[]): store.NewLine {
+  return {
+    lineIndex: index,
+    serialNo: line.serialNo,
+    irmId: irms.get(line.irmNumber)?.id ?? null,
+    irmNumber: line.irmNumber,
+    sbCumInvoiceNumber: line.sbCumInvoiceNumber,
+    mappedAmount: formatCents(line.mappedIRMAmountFCC),
+    reserved,
+    payload: lineToWire(line),
+    status,
+    errorDetails: errors,
+  };
+}
+
+/**
+ * POST /genebrc/push-irm: validates a push, reserves its amounts and stores it (through the lifecycle), sends it to
+ * the authority and records the acknowledgement.
+ */
+export class PushService {
+  readonly #context: ServiceContext;
+  readonly #puller: IrmPuller;
+  readonly #lifecycle: RequestLifecycle;
+  readonly #progress: RequestProgress;
+
+  constructor(context: ServiceContext, puller: IrmPuller, lifecycle: RequestLifecycle, progress: RequestProgress) {
+    this.#context = context;
+    this.#puller = puller;
+    this.#lifecycle = lifecycle;
+    this.#progress = progress;
+  }
+
+  /** `link` is called in the transaction that stores the request (its Idempotency-Key's link, see CommitLink). */
+  async push(platformId: string, body: PushBody, link?: CommitLink): Promise<PushAck> {
+    const customer = requireVerified(await requireCustomer(this.#context.db, platformId, body.platformCustomerId));
+    const { uploadType, lines } = this.#validated(body);
+    const request: RequestToStore = {
+      id: randomUUID(),
+      requestId: newRequestId(new Date()),
+      platformId,
+      customerId: customer.id,
+      iecNumber: customer.iec_code,
+      recordResCount: body.recordResCount,
+      uploadType,
+      declarationFlag: body.decalarationFlag,
+    };
+    const refused = (errors: ErrorDetail[]) => this.#refuse(request, lines, irms, errors, link);
+
+    const irms = await this.#irmsFor(customer, lines);
+    const snapshots = new Map([...irms.values()].map((row) => [row.irm_number, snapshotOf(row)]));
+    const ruleErrors = checkPushRules({ recordResCount: body.recordResCount, uploadType, lines, irms: snapshots });
+    if (ruleErrors.length > 0) return refused(ruleErrors);
+    try {
+      await this.#reserveAndOpen(request, lines, irms, link);
+    } catch (error) {
+      if (!(error instanceof LostReservationRace)) throw error;
+      return refused(await this.#raceErrors(customer, lines, error.irmNumber));
+    }
+    return this.#send(customer, request, lines);
+  }
+
+  /** The push's lines, normalised; every malformed field (not a rule the authority checks) is a 400. */
+  #validated(body: PushBody): { uploadType: UploadTypeCode; lines: Line[] } {
+    const uploadType = normalizeUploadType(body.uploadType);
+    const problems = [];
+    if (uploadType === null) {
+      problems.push({
+        path: '/uploadType',
+        code: 'invalid_upload_type',
+        message: 'uploadType must be 101, 102, 103 or 104 (string or number), or DIRECT_EXPORT, GOODS, SOFTEX, SERVICES or DEEMED_EXPORT.',
+      });
+    }
+    if (body.decalarationFlag !== DECLARATION_FLAG) {
+      problems.push({
+        path: '/decalarationFlag',
+        code: body.decalarationFlag === '' ? 'ERR36' : 'ERR37',
+        message: 'decalarationFlag must be Y: the exporter declares the mapping true.',
+      });
+    }
+    const normalised = uploadType === null ? { lines: [], problems: [] } : normaliseLines(body.ebrcBulkGenDtos, uploadType);
+    problems.push(...normalised.problems);
+    if (problems.length > 0 || uploadType === null) {
+      throw new AppError(
+        'validation_failed',
+        problems.length === 1 ? `The push has an invalid field: ${problems[0]!.message}` : `The push has ${problems.length} invalid fields; see errors.`,
+        { errors: problems },
+      );
+    }
+    return { uploadType, lines: normalised.lines };
+  }
+
+  /** The IRMs the lines name, from the store; unknown ones trigger a pull from the authority first. */
+  async #irmsFor(customer: VerifiedCustomer, lines: readonly Line[]): Promise<Map<string, irmStore.IrmForPush>> {
+    const numbers = [...new Set(lines.map((line) => line.irmNumber))];
+    let rows = await irmStore.findIrmsByNumber(this.#context.db, customer.id, numbers);
+    if (rows.length < numbers.length) {
+      await this.#puller.pull(customer);
+      rows = await irmStore.findIrmsByNumber(this.#context.db, customer.id, numbers);
+    }
+    return new Map(rows.map((row) => [row.irm_number, row]));
+  }
+
+  async #refuse(
+    request: RequestToStore,
+    lines: readonly Line[],
+    irms: ReadonlyMap<string, irmStore.IrmForPush>,
+    errors: ErrorDetail[],
+    link: CommitLink | undefined,
+  ): Promise<PushAck> {
+    const perSerial = (serialNo: number) => errors.filter((detail) => detail.serialNo === serialNo);
+    await this.#lifecycle.refuse(request, lines.map((line, index) => storedLine(line, index, irms, false, 'FAILED', perSerial(line.serialNo))), errors, link);
+    return { authorityAckId: null, requestId: request.requestId, ackStatus: 'Failed', recordResCount: request.recordResCount, errorDetails: errors };
+  }
+
+  /**
+   * Reserves every IRM's mapped total and opens the request, in one transaction: either all of it happens or none.
+   * An IRM whose available amount moved since the checks (a concurrent push) loses the race.
+   */
+  async #reserveAndOpen(request: RequestToStore, lines: readonly Line[], irms: ReadonlyMap<string, irmStore.IrmForPush>, link: CommitLink | undefined): Promise<void> {
+    const perIrm = new Map<string, Cents[]>();
+    for (const line of lines) perIrm.set(line.irmNumber, [...(perIrm.get(line.irmNumber) ?? []), line.mappedIRMAmountFCC]);
+    const reservations = [...perIrm.entries()].map(([irmNumber, amounts]) => {
+      const irm = irms.get(irmNumber)!;
+      return { irmId: irm.id, irmNumber, expectedAvailable: irm.irm_available_amt, amount: formatCents(sumCents(amounts)) };
+    });
+    await this.#context.db.transaction().execute(async (tx) => {
+      const reserved = await store.reserveIrmAmounts(tx, reservations);
+      const lost = reservations.find((reservation) => !reserved.has(reservation.irmId));
+      if (lost) throw new LostReservationRace(lost.irmNumber);
+      await this.#lifecycle.open(tx, request, lines.map((line, index) => storedLine(line, index, irms, true, 'PENDING', [])));
+      await link?.(tx, request.id);
+    });
+  }
+
+  /** Why a push lost a reservation race, checked against the IRMs as they are now (ERR23 or ERR38). */
+  async #raceErrors(customer: VerifiedCustomer, lines: readonly Line[], irmNumber: string): Promise<ErrorDetail[]> {
+    const [row] = await irmStore.findIrmsByNumber(this.#context.db, customer.id, [irmNumber]);
+    const snapshots = new Map(row ? [[row.irm_number, snapshotOf(row)]] : []);
+    const errors = checkPushRules({
+      recordResCount: lines.length,
+      uploadType: lines[0]!.uploadType,
+      lines: lines.filter((line) => line.irmNumber === irmNumber),
+      irms: snapshots,
+    });
+    return errors.length > 0
+      ? errors
+      : [{ serialNo: null, field: 'irmNumber', code: 'ERR38', message: `IRM ${irmNumber} was mapped by another request at the same time; refresh IRMs and push again.` }];
+  }
+
+  async #send(customer: VerifiedCustomer, request: RequestToStore, lines: readonly Line[]): Promise<PushAck> {
+    const answered = { requestId: request.requestId, recordResCount: request.recordResCount };
+    try {
+      const ack = await asCustomer(this.#context, customer, (credentials) =>
+        this.#context.authority.push(credentials, {
+          iecNumber: request.iecNumber,
+          requestId: request.requestId,
+          recordResCount: request.recordResCount,
+          uploadType: request.uploadType,
+          decalarationFlag: request.declarationFlag,
+          ebrcBulkGenDtos: lines.map(lineToWire),
+        }),
+      );
+      if (ack.ackStatus === 'Validated' && ack.ackId) {
+        await this.#lifecycle.acknowledge(request.id, ack.ackId);
+        return { ...answered, authorityAckId: ack.ackId, ackStatus: 'Validated', errorDetails: [] };
+      }
+      await this.#lifecycle.fail(request.id, ack.errorDetails);
+      return { ...answered, authorityAckId: null, ackStatus: 'Failed', errorDetails: ack.errorDetails };
+    } catch (error) {
+      if (!(error instanceof AuthorityError)) throw error;
+      // The outcome is unknown (the authority may have taken the push and lost the answer): ask it by requestId.
+      // After a timeout the push may still be on its way in, so "unknown there" is not proof yet: the request
+      // is held, and the poller asks again once the grace time has passed.
+      const settled = await this.#progress.reconcile(request.id, customer, { failIfUnknown: error.failure !== 'timeout' }).catch(() => undefined);
+      if (settled?.answered) return { ...settled.ack, recordResCount: request.recordResCount };
+      const problem = authorityProblem(error);
+      throw new AppError(
+        problem.code,
+        settled
+          ? `${problem.detail} The authority never received request ${request.requestId}: nothing was generated and the mapped amounts were released. Push again once that is resolved.`
+          : `${problem.detail} Request ${request.requestId} is held and will be reconciled with the authority by itself: it becomes PENDING if the authority ` +
+            'received it, else FAILED with its amounts released. Follow it with POST /api/v1/genebrc/status.',
+        // A held request is this push's outcome: a retry with the same Idempotency-Key must not push a second time.
+        { onRetry: settled === undefined ? 'replay' : 'run_again' },
+      );
+    }
+  }
+}
