@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
+import { readPage, type PageWindow } from './paging.ts';
 import type { EventsTable, Schema } from './schema.ts';
 
 export type EventRow = Selectable<EventsTable>;
@@ -63,9 +64,6 @@ export async function purgeEventsBefore(db: Kysely<Schema>, before: Date, limit:
     select count(*)::int as deleted from deleted`.execute(db);
   return rows[0]?.deleted ?? 0;
 }
-
-// Appended with the event list below (an import is hoisted wherever it stands; it may move up with the others).
-import { readPage, type PageWindow } from './paging.ts';
 
 /** One of the platform's events; another platform's is not found, like a missing one. */
 export async function findEventOfPlatform(db: Kysely<Schema>, platformId: string, id: string): Promise<EventRow | undefined> {
