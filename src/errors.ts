@@ -1,32 +1,138 @@
 import type { AuthorityError, AuthorityFailure } from './authority/authority.ts';
 
 /**
- * Every error code the API answers with (contract 1), its HTTP status and title. The one table:
- * the error handler renders from it, the OpenAPI document and docs/errors.md list it.
+ * Every error code the API answers with (contract 1): its HTTP status and title, what it means and what to do. The one
+ * table: the error handler renders from it, the OpenAPI document lists it, and docs/errors.md is generated from it
+ * (`npm run docs:errors`).
  */
 export const ERROR_TABLE = {
-  validation_failed: { status: 400, title: 'The request is not valid' },
-  webhook_url_not_allowed: { status: 400, title: 'Webhook URL not allowed' },
-  api_key_missing: { status: 401, title: 'API key missing' },
-  api_key_invalid: { status: 401, title: 'API key not valid' },
-  not_found: { status: 404, title: 'Not found' },
-  method_not_allowed: { status: 405, title: 'Method not allowed' },
-  customer_email_taken: { status: 409, title: 'Email already used by another customer' },
-  customer_not_verified: { status: 409, title: 'Customer not verified with the authority' },
-  authority_api_credentials_missing: { status: 409, title: 'Authority API credential set missing' },
-  idempotency_key_in_use: { status: 409, title: 'Idempotency key in use' },
-  webhook_endpoint_disabled: { status: 409, title: 'Webhook endpoint disabled' },
-  payload_too_large: { status: 413, title: 'Payload too large' },
-  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
-  authority_credentials_invalid: { status: 422, title: 'Authority credentials not valid' },
-  idempotency_key_reused: { status: 422, title: 'Idempotency key reused with another request' },
-  rate_limited: { status: 429, title: 'Too many requests' },
-  internal_error: { status: 500, title: 'Internal error' },
-  authority_unavailable: { status: 502, title: 'Authority unavailable' },
-  authority_misconfigured: { status: 502, title: "This service's connection to the authority is misconfigured" },
-  authority_ip_not_whitelisted: { status: 502, title: "This service's address is not whitelisted at the authority" },
-  authority_timeout: { status: 504, title: 'Authority timed out' },
-} as const;
+  validation_failed: {
+    status: 400,
+    title: 'The request is not valid',
+    meaning: 'A field has the wrong type, is missing, unknown or out of range, is not in its format (dates YYYY-MM-DD, ids UUIDs, amounts JSON numbers with at most two decimals), fromDate is after toDate, or the body is not valid UTF-8 or holds a NUL character or an unpaired surrogate; a push line that breaks one of the authority\'s rules is named by its ERR code.',
+    action: 'Read `errors`: each entry names the field by its JSON pointer (`path`), a stable `code` and a sentence saying what is expected. Fix those fields and send the request again; sending it unchanged fails the same way.',
+  },
+  webhook_url_not_allowed: {
+    status: 400,
+    title: 'Webhook URL not allowed',
+    meaning: 'The webhook URL is not https:// (or http:// to a public host), or its host is or resolves to a loopback, private, link-local or internal address; `detail` says which.',
+    action: 'Give a URL on a public host, over https. For a receiver on your own machine or network in development, start the service with WEBHOOK_ALLOW_PRIVATE_URLS=true.',
+  },
+  api_key_missing: {
+    status: 401,
+    title: 'API key missing',
+    meaning: 'The request has no `x-api-key` header.',
+    action: 'Send the platform\'s API key in the `x-api-key` header. An operator creates one with `npm run cli -- create-platform --name <name>` or `issue-key`.',
+  },
+  api_key_invalid: {
+    status: 401,
+    title: 'API key not valid',
+    meaning: 'The `x-api-key` is not a key this service knows, or it was revoked.',
+    action: 'Check that the whole key was sent (it is shown once, when issued). A revoked key stays refused: ask the operator for a new one (`npm run cli -- issue-key --platform <platformId>`).',
+  },
+  not_found: {
+    status: 404,
+    title: 'Not found',
+    meaning: 'No such path, or no such id for this platform: customers, requests, webhook endpoints and events of another platform are not found either.',
+    action: 'Check the path and the id, and that the API key is the platform\'s that created the object.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    meaning: 'The path exists but does not take this method (for example GET on /api/v1/genebrc/push-irm).',
+    action: 'Use one of the methods the `Allow` header lists.',
+  },
+  customer_email_taken: {
+    status: 409,
+    title: 'Email already used by another customer',
+    meaning: 'Another of this platform\'s customers has this email address.',
+    action: 'Use that customer (find it with `GET /api/v1/platform-customers?search=<email>`) or give another email address.',
+  },
+  customer_not_verified: {
+    status: 409,
+    title: 'Customer not verified with the authority',
+    meaning: 'The operation needs the customer\'s authority credentials checked first (IRMs, pushes and eBRCs are read at the authority as that customer).',
+    action: 'Call `POST /api/v1/platform-customers/{id}/check-authority-credentials` with the customer\'s authority username and password, then retry.',
+  },
+  authority_api_credentials_missing: {
+    status: 409,
+    title: 'Authority API credential set missing',
+    meaning: 'With AUTHORITY_MODE=dgft, a credentials check needs the customer\'s API credential set (client id, secret, keys) stored first.',
+    action: 'Store the set with `PUT /api/v1/platform-customers/{id}/authority-api-credentials`, then check the credentials again.',
+  },
+  idempotency_key_in_use: {
+    status: 409,
+    title: 'Idempotency key in use',
+    meaning: 'A request with this Idempotency-Key is still running.',
+    action: 'Wait a moment and retry with the same key and body: you then get that request\'s answer.',
+  },
+  webhook_endpoint_disabled: {
+    status: 409,
+    title: 'Webhook endpoint disabled',
+    meaning: 'A test event or a redelivery was asked of a disabled webhook endpoint.',
+    action: 'Enable the endpoint first (`PATCH /api/v1/webhook-endpoints/{id}` with `{"status": "enabled"}`), then retry.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Payload too large',
+    meaning: 'The body is larger than 5 MiB (a 999-line push is far smaller); the connection is closed after the answer.',
+    action: 'Send a smaller body: split a large push into pushes of at most 999 lines.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    meaning: 'The body is not JSON.',
+    action: 'Send JSON with `Content-Type: application/json`.',
+  },
+  authority_credentials_invalid: {
+    status: 422,
+    title: 'Authority credentials not valid',
+    meaning: 'The authority refused the username and password, or they are another exporter\'s (another IEC) than the customer\'s.',
+    action: 'Check the customer\'s authority username and password (and that they belong to the customer\'s IEC), then check them again.',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: 'Idempotency key reused with another request',
+    meaning: 'This Idempotency-Key was used in the last 24 hours with another method, path or body.',
+    action: 'Use a new Idempotency-Key for a new request; reuse a key only to retry the very same request.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Too many requests',
+    meaning: 'This API key sent more requests than its rate allows (see the `RateLimit-Policy` header).',
+    action: 'Wait for the seconds the `Retry-After` header gives, then retry; spread requests out.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Internal error',
+    meaning: 'Something failed inside the service; nothing internal is shown.',
+    action: 'Retry later (with the same Idempotency-Key for a POST). If it persists, give the operator the `requestId`: it finds the failure in the logs.',
+  },
+  authority_unavailable: {
+    status: 502,
+    title: 'Authority unavailable',
+    meaning: 'The authority is down: it answered 5xx or 429, or could not be reached, until the deadline.',
+    action: 'Retry later with the same Idempotency-Key; nothing was done twice. A push already accepted carries on by itself.',
+  },
+  authority_misconfigured: {
+    status: 502,
+    title: "This service's connection to the authority is misconfigured",
+    meaning: 'The authority could not read this service\'s side of the protocol (its ERR02-ERR06: envelope profile, keys, URLs), or its answer failed its signature check; logged as an error.',
+    action: 'Nothing to change in the request: the operator must fix the authority settings (`detail` names the profile), then retry.',
+  },
+  authority_ip_not_whitelisted: {
+    status: 502,
+    title: "This service's address is not whitelisted at the authority",
+    meaning: 'The authority answered 403: this service\'s outgoing address is not on its whitelist.',
+    action: 'The operator must have the address (AUTHORITY_EGRESS_IP, named in `detail` when set) whitelisted at the authority; then retry.',
+  },
+  authority_timeout: {
+    status: 504,
+    title: 'Authority timed out',
+    meaning: 'The authority did not answer within AUTHORITY_TIMEOUT_MS.',
+    action: 'Retry later with the same Idempotency-Key; for a push, read its status first: it may have been received.',
+  },
+} as const satisfies Record<string, { status: number; title: string; meaning: string; action: string }>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
 

@@ -345,3 +345,65 @@ describe('no AUTHORITY_URL, and the sandbox cannot be used: exit 1 with a messag
     }
   });
 });
+
+/** The first npm on PATH outside any node_modules: the one a shell runs for `npm start`. */
+function shellNpm(): { npm: string; searchPath: string } | undefined {
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter((dir) => dir !== '' && !dir.split(path.sep).includes('node_modules'));
+  for (const dir of dirs) {
+    const candidate = path.join(dir, 'npm');
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return { npm: candidate, searchPath: dirs.join(path.delimiter) };
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** The parent pid of a live process, from /proc; undefined once it is gone. */
+function parentPid(pid: number): number | undefined {
+  try {
+    // "pid (comm) state ppid ...": comm may hold spaces, so read after its closing parenthesis.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number.parseInt(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]!, 10);
+  } catch {
+    return undefined;
+  }
+}
+
+test('npm start: the service is npm\'s own child, and SIGTERM to npm stops it (no orphan left listening)', { skip: !fs.existsSync('/proc/self/stat') && 'needs /proc' }, async (t) => {
+  const found = shellNpm();
+  if (found === undefined) {
+    t.skip('no npm on PATH outside node_modules');
+    return;
+  }
+  const child = spawn(found.npm, ['start'], {
+    cwd: path.join(import.meta.dirname, '..'),
+    env: { PATH: found.searchPath, HOME: process.env.HOME ?? os.tmpdir(), HOST: '127.0.0.1', RUN_POLLER: 'false', AUTHORITY_URL: NO_AUTHORITY, DATA_DIR: tempFolder(), PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output.stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output.stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const started: Started = { child, output, exited };
+  let serverPid: number | undefined;
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (serverPid !== undefined && isAlive(serverPid)) process.kill(serverPid, 'SIGKILL');
+  });
+
+  const port = await listeningPort(started);
+  const line = output.stdout.split('\n').find((l) => l.startsWith('{') && l.includes('"ebrc-gateway is listening"'))!;
+  serverPid = (JSON.parse(line) as { pid: number }).pid;
+  assert.notEqual(serverPid, child.pid);
+  assert.equal(parentPid(serverPid), child.pid, 'no shell between npm and the service: npm signals the service itself');
+
+  child.kill('SIGTERM');
+  const deadline = Date.now() + 10_000;
+  while (isAlive(serverPid) && Date.now() < deadline) await sleep(50);
+  assert.equal(isAlive(serverPid), false, `the service (pid ${serverPid}) still runs after SIGTERM to npm start: ${output.stderr}`);
+  await exited;
+  await assert.rejects(fetch(`http://127.0.0.1:${port}/health`), 'nothing answers on its port any more');
+});

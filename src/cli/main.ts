@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createPlatform, issueApiKey } from '../services/platforms.ts';
@@ -17,11 +19,64 @@ Commands:
   list-keys --platform <platformId>     list a platform's keys (display prefix and state, never the key)
   revoke-key --key <keyId>              revoke a key; it stops working within API_KEY_CACHE_SECONDS
 
-Uses DATABASE_URL when set, else the embedded database in DATA_DIR (stop the service first:
-one process at a time may open the embedded database).
+Uses DATABASE_URL when set, else the embedded database in DATA_DIR. One process at a time may open the
+embedded database: stop the service first, or run both on PostgreSQL (the same DATABASE_URL).
 --json prints one JSON object per command.`;
 
 class UsageError extends Error {}
+
+/** The pid in the data folder's lock file, if it names one. */
+function lockHolder(dataDir: string): number | undefined {
+  try {
+    const pid = Number.parseInt(fs.readFileSync(path.join(dataDir, 'ebrc-gateway.lock'), 'utf8'), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether that pid runs the service (src/main.ts), as far as /proc tells; undefined where it cannot tell. */
+function isTheService(pid: number): boolean | undefined {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some((arg) => arg.endsWith(path.join('src', 'main.ts')));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What to do when the embedded database is held (by the running service, usually): the CLI has no way yet to ask
+ * the service to run a command (an admin API would be that way), so it names the folder, the holder and the options.
+ */
+function heldMessage(command: string, dataDir: string): string {
+  const pid = lockHolder(dataDir);
+  const service = pid === undefined ? undefined : isTheService(pid);
+  const holder =
+    pid === undefined ? 'another process' : service === true ? `the running service (pid ${pid})` : service === false ? `another process (pid ${pid})` : `another process (pid ${pid}; the service, if it runs)`;
+  const stop =
+    pid === undefined
+      ? 'stop the service'
+      : service === false
+        ? `stop that process (kill -TERM ${pid})`
+        : `stop the service (kill -TERM ${pid}, or Ctrl-C where \`npm start\` runs)`;
+  const again = process.argv
+    .slice(2)
+    .map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`))
+    .join(' ');
+  const keys =
+    command === 'create-platform' || command === 'issue-key' || command === 'revoke-key'
+      ? '\nA key issued or revoked while the service is stopped takes effect when it starts again.'
+      : '';
+  return (
+    `Cannot run "${command}": the embedded database in ${dataDir} (DATA_DIR) is held by ${holder}, and only one process at a time may open it.\n` +
+    'What to do:\n' +
+    `  - ${stop}, run \`npm run cli -- ${again}\` again, then start the service (\`npm start\`);\n` +
+    '  - or run the service and the CLI on PostgreSQL: the same DATABASE_URL for both, and the CLI works while the service runs;\n' +
+    '  - or, for a separate embedded database, set DATA_DIR to another folder (it has none of the service\'s platforms or keys).' +
+    keys
+  );
+}
+
 /** The arguments are right but name something that is not there: not a usage problem. */
 class NotFoundError extends Error {}
 
@@ -112,9 +167,16 @@ async function run(command: string, args: Args, database: Database): Promise<Out
     }
     case 'revoke-key': {
       const keyId = args.keyId;
-      const key = await revokeApiKey(db, keyId);
-      if (!key) throw new NotFoundError(`No key ${keyId}`);
-      return { text: `Revoked key ${key.id} (${key.displayPrefix}…) at ${key.revokedAt?.toISOString()}.`, json: { key } };
+      const revoked = await revokeApiKey(db, keyId);
+      if (!revoked) throw new NotFoundError(`No key ${keyId}`);
+      const { alreadyRevoked, ...key } = revoked;
+      const when = key.revokedAt?.toISOString();
+      return {
+        text: alreadyRevoked
+          ? `Key ${key.id} (${key.displayPrefix}…) was already revoked at ${when}; nothing changed.`
+          : `Revoked key ${key.id} (${key.displayPrefix}…) at ${when}.`,
+        json: { key, alreadyRevoked },
+      };
     }
     default:
       throw new UsageError(`Unknown command "${command}"`);
@@ -150,15 +212,18 @@ async function main(): Promise<number> {
     return exitCode;
   };
   let database: Database | undefined;
+  let dataDir: string | undefined;
   try {
     const args = checkUsage(command, values);
     const config = loadConfig();
+    dataDir = config.dataDir;
     database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
     const output = await run(command, args, database);
     process.stdout.write(values.json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) return report(values.json ? error.message : `${error.message}\n\n${USAGE}`, 2);
+    if (error instanceof DataDirLockedError && dataDir !== undefined) return report(heldMessage(command, dataDir), 1);
     if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof NotFoundError) return report(error.message, 1);
     return report(`Failed: ${error instanceof Error ? error.message : String(error)}`, 1);
   } finally {

@@ -39,9 +39,55 @@ const STATUS_CODES_BY_STATUS = Object.entries(ERROR_TABLE).reduce<Record<number,
 }, {});
 
 /** A success response's schema with the description the OpenAPI reference shows for it (else "Default Response"). */
-export function answer<T extends TSchema>(schema: T, description: string): T {
-  // @fastify/swagger reads x-response-description from the resolved schema; a reference is described in place.
-  return { ...schema, 'x-response-description': description, ...('$ref' in schema ? { description } : {}) };
+export function answer<T extends TSchema>(schema: T, description: string, examples?: Examples): T {
+  // @fastify/swagger reads x-response-description from the resolved schema; a reference is described in place. Named
+  // examples (x-examples) become the response's media `examples` in the OpenAPI document.
+  return {
+    ...schema,
+    'x-response-description': description,
+    ...('$ref' in schema ? { description } : {}),
+    ...(examples === undefined ? {} : { 'x-examples': examples }),
+  };
+}
+
+/** Named OpenAPI examples (media `examples`): a request example and the answer it gets share a name. */
+export type Examples = Record<string, { summary: string; description?: string; value: unknown }>;
+
+/** A request body schema with its named examples for the OpenAPI document (the validator ignores `x-examples`). */
+export function withExamples<T extends TSchema>(schema: T, examples: Examples): T {
+  return { ...schema, 'x-examples': examples };
+}
+
+/** What a problem of this code looks like, for the document's examples. */
+export function problemExample(code: ErrorCode, detail: string, errors?: Static<typeof FieldErrorSchema>[]) {
+  const { status, title } = ERROR_TABLE[code];
+  return {
+    type: `https://ebrc-gateway.dev/problems/${code}`,
+    title,
+    status,
+    detail,
+    code,
+    requestId: 'b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+    ...(errors ? { errors } : {}),
+  };
+}
+
+/** A plausible detail for each status's example (its first code in the error table otherwise). */
+const PROBLEM_EXAMPLES: Record<number, ReturnType<typeof problemExample>> = {
+  400: problemExample('validation_failed', 'The request has an invalid field: /email must match format "email".', [
+    { path: '/email', code: 'format', message: 'must match format "email"' },
+  ]),
+  401: problemExample('api_key_missing', 'Send your API key in the x-api-key header.'),
+  404: problemExample('not_found', 'Platform customer was not found.'),
+  429: problemExample('rate_limited', 'Too many requests for this API key; retry after the time in Retry-After.'),
+  500: problemExample('internal_error', 'Something went wrong on our side; the request id identifies it for support.'),
+};
+
+function exampleProblemOf(status: number) {
+  const known = PROBLEM_EXAMPLES[status];
+  if (known) return known;
+  const code = (STATUS_CODES_BY_STATUS[status] ?? [])[0] as ErrorCode | undefined;
+  return code === undefined ? undefined : problemExample(code, `${ERROR_TABLE[code].title}.`);
 }
 
 /** The standard error responses of an authenticated operation, plus the ones it names, as problem documents. */
@@ -52,7 +98,7 @@ export function problems(...statuses: number[]) {
       status,
       {
         description: `Problem: ${(STATUS_CODES_BY_STATUS[status] ?? []).map((code) => `\`${code}\``).join(', ')}`,
-        content: { 'application/problem+json': { schema: ProblemRef } },
+        content: { 'application/problem+json': { schema: ProblemRef, example: exampleProblemOf(status) } },
       },
     ]),
   ) as unknown as Record<number, typeof ProblemRef>;
@@ -403,7 +449,10 @@ export const EbrcParams = Type.Object({
 
 /** A PDF answer, for the OpenAPI document (the body is bytes, not serialised from a schema). */
 export function pdfAnswer(description: string) {
-  return { description, content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } } as unknown as TSchema;
+  return {
+    description,
+    content: { 'application/pdf': { schema: { type: 'string', format: 'binary' }, example: '%PDF-1.7 … (a one-page PDF, about 3 KB)' } },
+  } as unknown as TSchema;
 }
 
 // ---- Events and webhooks (contract 9) ----
@@ -552,3 +601,376 @@ export const RedeliverBody = Type.Object(
 );
 
 export const SHARED_SCHEMAS = [ProblemSchema, PlatformCustomerSchema, IrmSchema, EbrcSchema, WebhookEndpointSchema, EventSchema];
+
+// ---- Examples for the OpenAPI document (contract 12) ----
+// Realistic values, in the shapes the service answers: test/http/openapi-examples.test.ts sends every request example
+// to a service (with the ids it made substituted for these) and checks every answer example against its schema.
+
+export const EXAMPLE_CUSTOMER_ID = '3689a0da-30aa-468e-b66d-e2faa29c8e79';
+const EXAMPLE_PLATFORM_ID = '65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855';
+export const EXAMPLE_REQUEST_ID = 'EBRCGW202611250D5929735E94E798AB';
+export const EXAMPLE_EBRC_NUMBER = 'EBRC202611250000000001';
+export const EXAMPLE_WEBHOOK_ENDPOINT_ID = '0b7c6a4e-2f3d-4c1b-9a8e-5d6f7a8b9c0d';
+export const EXAMPLE_EVENT_ID = 'evt_3q9c0f2kXbYp1nV7uLr8TzQmWd4sHa6e';
+
+const EXAMPLE_NEW_CUSTOMER = {
+  id: EXAMPLE_CUSTOMER_ID,
+  name: 'Asha Mehta',
+  email: 'accounts@mehta-exports.example',
+  type: 'customer' as const,
+  companyName: 'Mehta Exports Pvt Ltd',
+  address: '14 Nehru Place, New Delhi 110019',
+  platformId: EXAMPLE_PLATFORM_ID,
+  isActive: true,
+  iecCode: null,
+  authorityVerifiedAt: null,
+  authorityCredentialsStatus: 'unverified' as const,
+  authorityApiCredentials: null,
+  createdAt: '2026-11-25T01:37:03.935Z',
+  updatedAt: '2026-11-25T01:37:03.935Z',
+};
+
+export const EXAMPLE_CUSTOMER: PlatformCustomer = {
+  ...EXAMPLE_NEW_CUSTOMER,
+  iecCode: '0599001001',
+  authorityVerifiedAt: '2026-11-25T01:37:04.174Z',
+  authorityCredentialsStatus: 'valid',
+  authorityApiCredentials: {
+    iecCode: '0599001001',
+    clientId: 'sandbox-0599001001-c291e853',
+    envelopeProfile: 'spec-sha256',
+    updatedAt: '2026-11-25T01:37:04.174Z',
+  },
+  updatedAt: '2026-11-25T01:37:04.174Z',
+};
+
+export const EXAMPLES = {
+  createCustomer: {
+    request: {
+      customer: {
+        summary: 'An exporter',
+        value: { name: 'Asha Mehta', email: 'accounts@mehta-exports.example', companyName: 'Mehta Exports Pvt Ltd', address: '14 Nehru Place, New Delhi 110019' },
+      },
+    },
+    created: { customer: { summary: 'Created, not yet verified with the authority', value: EXAMPLE_NEW_CUSTOMER } },
+  },
+  customer: { customer: { summary: 'A verified customer', value: EXAMPLE_CUSTOMER } },
+  customerList: {
+    page: {
+      summary: 'The first page',
+      value: { items: [EXAMPLE_CUSTOMER], meta: { totalItems: 1, itemsPerPage: 10, totalPages: 1, currentPage: 1 } },
+    },
+  },
+  checkCredentials: {
+    request: {
+      sandbox: {
+        summary: 'A sandbox test account',
+        description: 'demo.exporter signs in at the sandbox with Sandbox@123 (AUTHORITY_MODE=sandbox)',
+        value: { authorityUsername: 'demo.exporter', authorityPassword: 'Sandbox@123' },
+      },
+    },
+    verified: { sandbox: { summary: 'Verified: the customer with its IEC', value: EXAMPLE_CUSTOMER } },
+  },
+  apiCredentials: {
+    request: {
+      portalNames: {
+        summary: 'The set as the authority portal gives it',
+        description: 'Keys as base64 DER (these are example keys, made for this document)',
+        value: {
+          iecCode: '0599001001',
+          client_Id: 'dgft-0599001001-client',
+          client_secret: 'c2VjcmV0LWV4YW1wbGUtb25seQ',
+          'x-Api-Key': 'a1b2c3d4e5f60718293a4b5c6d7e8f90',
+          dgftpublicKey: 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAtPcEcxPRaSZ7reyXuvsl7rbGYROsttEei8CLyeBKzhzIhWj8aFoqqhFWdvXtk0+u/8NA5cbtbbnJgX6EK33+GC0mpndui7zBSdWCCbHZacyUOThTqJOPlODZ/sDizj5egaYazuFWOcdI0ejI10OGOOvpOn/dRK+uijfE9BPJKE1V/rSknKcty4HZyEDBU+V7CEX1qCFKGudvwlmRc/PDNU0SJh6qe/nSYKeYLJS/5liEcujLHruqxhLO1hn35v7CRjH/piAZ9CPK+7B1zqlRlW4lOQsQyV8ecgl+SSJpnNHUfTUT/e8UBn/vJUIZarciYy69U9P83aurZkNPG5bfIQIDAQAB',
+          userprivateKey: 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC09wRzE9FpJnut7Je6+yXutsZhE6y20R6LwIvJ4ErOHMiFaPxoWiqqEVZ29e2TT67/w0Dlxu1tucmBfoQrff4YLSamd26LvMFJ1YIJsdlpzJQ5OFOok4+U4Nn+wOLOPl6BphrO4VY5x0jR6MjXQ4Y46+k6f91Er66KN8T0E8koTVX+tKScpy3LgdnIQMFT5XsIRfWoIUoa52/CWZFz88M1TRImHqp7+dJgp5gslL/mWIRy6Mseu6rGEs7WGffm/sJGMf+mIBn0I8r7sHXOqVGVbiU5CxDJXx5yCX5JImmc0dR9NRP97xQGf+8lQhlqtyJjLr1T0/zdq6tmQ08blt8hAgMBAAECggEAJDu5VllHeqhL5z0R/ExBAhTyj4li8Y/Zb93zn04bbD1zINMuhq5XEIo8J8GB+hbgUTGFEvzLmUazxAvS5uppL+oKbRZIug3nHaN0UACeKYLewr42cfBptUN4Inv4bZcrUQYzI+0WWKdAO1dCr2dDvq3tmtrzMMeESQR1mPFFO545HxMZPkWRQeGP8wYqUQBjpmKF1MRB5a8udpGM3MG93lFeCtum6M0PjmI1lNzgM7TfpuVMtUFfKViMDg0dsh7TJ8CggfOOjUkfWS0eG5RwiGXEwweWqK8o0VOa0s1dDwJc+k1J+fDV66JQFN9QN/9lZz5XeIr2+7+GUV0V7YQZKQKBgQD9LbNV0kX497Rz0yTNI5dlxBH+TUrbdwzASS9HIijupUDBGSGjQhuIjJs2lpCBisLTYO8xk5ufml/+SyvHkZbUIR1C/UILj5kwsg70GbTeSrR+ZKdVMJq6U53GXXzpKpSH3EJ0CuTVnwuIRSBRqyj6PrY3oeMDP8sW0H031f9WwwKBgQC2+0v7nZIbDAMNS85R7V/m279L/+xFAi4GpTd9WYGUnDydSdL4i9i9pVkNmO8dJEZNOf1Gdl2lR5A3iiqOJhsAAQg++E7FS3V7OR3zUKC27vypqZRbGUwlXiEwtrHfkOFVRx9BqCXVH4oGDDIRlagxnIkXVWuKjmqCYpfeLRZ8SwKBgQCMzMCiZtlxN1jM3UznJPcKqnsTQSrzWIbn3QuE9NNsvMyBVxek8pvbWc7sEdn1oRTud0cu/BcdML5X7rg/OZF3EZ9zZOM5CLg6I5w7VpyGz2cHr7R7pRc3rk7dRZq1FXAbCnyOioxu3Q+NzlvF73lPilbOI6LbaLvqSTKKPeHN/wKBgDuoTMqZQgRtcyVHnNnbMZQ7+u+VXfvVzRm/jgrhPr0r/xss8Yq1VZHnMdScEwGGTSFqkagCeV+kqGFjO6Kiy9TBgWW+YTgz9Paa1af5lpxt6JSMRGE7KzdXrCyMtAt22fCKwqcOYl9M7Bwyp7RR/cdHCO9Bm1FOQ22FJYx7WMRnAoGAQqi6ExiU2qCc9EbzHrwMRR8I3cqHKbrfQgl1SFkOIT05gLmWx6GsJte5S3WB6GN3XPnvrvpJ+YBN9MvMqawbEu03GIhhDLNt/1y5A5U8NkwUWg9BPwXpOIUeUsMzujofsq6NSa96GNC1ZnttaL+dl3ko+9RNXiuRCnNvym8JirE=',
+        },
+      },
+    },
+    stored: {
+      portalNames: {
+        summary: 'The customer, showing the stored set (never its secrets)',
+        value: {
+          ...EXAMPLE_NEW_CUSTOMER,
+          authorityApiCredentials: { iecCode: '0599001001', clientId: 'dgft-0599001001-client', envelopeProfile: 'spec-sha256', updatedAt: '2026-11-25T01:40:12.002Z' },
+          updatedAt: '2026-11-25T01:40:12.002Z',
+        },
+      },
+    },
+  },
+} satisfies Record<string, Examples | Record<string, Examples>>;
+
+const EXAMPLE_IRM = {
+  id: '9d73e1e9-f21e-4698-82b1-74b8c977a7fb',
+  irmNumber: 'SBINIR0599001001001804',
+  irmIssueDate: '2026-11-23',
+  irmStatus: 'fresh' as const,
+  ifscCode: 'SBIN0004266',
+  remittanceAdCode: '0002331',
+  remittanceDate: '2026-11-21',
+  remittanceFCC: 'USD',
+  remittanceFCCAmount: 40118.96,
+  ormAmountFCC: 0,
+  irmAvailableAmt: 40118.96,
+  irmUtilizedAmt: 0,
+  iecCode: '0599001001',
+  panNumber: 'AACCD1001D',
+  remitterName: 'Maple Leaf Distributors Ltd',
+  remitterCountry: 'CA',
+  purposeOfRemittance: 'P0103',
+  subjectType: 'USER' as const,
+  userId: EXAMPLE_PLATFORM_ID,
+  platformCustomerId: EXAMPLE_CUSTOMER_ID,
+  createdAt: '2026-11-25T01:37:04.577Z',
+  updatedAt: '2026-11-25T01:37:04.577Z',
+};
+
+/** One line mapping 12,500 USD of the IRM above to an invoice: a push the sandbox accepts (ackStatus Validated). */
+const EXAMPLE_PUSH_LINE = {
+  serialNo: 1,
+  uploadType: 101,
+  branchSlNo: 0,
+  irmIfscCode: 'SBIN0004266',
+  irmAdCode: '0002331',
+  irmNumber: 'SBINIR0599001001001804',
+  irmDt: '2026-11-23',
+  irmFCC: 'USD',
+  irmPurposeCode: 'P0103',
+  irmRemitAmtFCC: 40118.96,
+  sbCumInvoiceNumber: '4120031',
+  sbCumInvoiceDate: '2026-11-23',
+  portCode: 'INDEL4',
+  billNo: 'B4120031',
+  sbCumInvoiceFCC: 'USD',
+  sbCumInvoiceValueinFCC: 12500,
+  mappedIRMAmountFCC: 12500,
+  isVostro: 'N',
+};
+
+const EXAMPLE_LINE_STATUS = {
+  serialNo: 1,
+  irmNumber: 'SBINIR0599001001001804',
+  sbCumInvoiceNumber: '4120031',
+  status: 'GENERATED' as const,
+  ebrcNumber: EXAMPLE_EBRC_NUMBER,
+  ebrcDate: '2026-11-25',
+  errorDetails: [],
+};
+
+const EXAMPLE_ACK_ID = 'ACK202611250000000001';
+
+const EXAMPLE_ENDPOINT = {
+  id: EXAMPLE_WEBHOOK_ENDPOINT_ID,
+  url: 'https://platform.example/webhooks/ebrc',
+  description: 'Production receiver',
+  enabledEvents: ['genebrc.request.processed', 'ebrc.generated'],
+  status: 'enabled' as const,
+  disabledReason: null,
+  createdAt: '2026-11-25T02:00:00.000Z',
+  updatedAt: '2026-11-25T02:00:00.000Z',
+};
+
+const EXAMPLE_EVENT = {
+  id: EXAMPLE_EVENT_ID,
+  type: 'platform_customer.verified',
+  timestamp: '2026-11-25T01:37:04.174Z',
+  platformCustomerId: EXAMPLE_CUSTOMER_ID,
+  data: EXAMPLE_CUSTOMER,
+};
+
+const EXAMPLE_TEST_EVENT = {
+  id: 'evt_7Hk2LmQ9pRt4VwX8yZ1aB3cD5eF6gJ0n',
+  type: 'webhook.test',
+  timestamp: '2026-11-25T02:05:00.000Z',
+  platformCustomerId: null,
+  data: {
+    endpointId: EXAMPLE_WEBHOOK_ENDPOINT_ID,
+    url: 'https://platform.example/webhooks/ebrc',
+    message: 'A test event sent to check that this endpoint receives and verifies deliveries.',
+  },
+};
+
+const EXAMPLE_DELIVERY = {
+  id: '5c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f',
+  eventId: EXAMPLE_EVENT_ID,
+  eventType: 'platform_customer.verified',
+  attempt: 1,
+  status: 'pending' as const,
+  responseStatus: null,
+  responseBody: null,
+  durationMs: null,
+  error: null,
+  createdAt: '2026-11-25T02:06:00.000Z',
+  nextAttemptAt: '2026-11-25T02:06:00.000Z',
+};
+
+export const MORE_EXAMPLES = {
+  irmPage: {
+    page: {
+      summary: 'The first page of the IRMs',
+      value: { data: [EXAMPLE_IRM], meta: { total: 1, page: 1, limit: 10, totalPages: 1 } },
+    },
+  },
+  emptyBody: { empty: { summary: 'No fields', value: {} } },
+  push: {
+    request: {
+      validated: {
+        summary: 'One line, mapping part of a fresh IRM to an invoice',
+        description: "Built from the IRM as POST /irm/refresh shows it; irmRemitAmtFCC is the IRM's available amount now",
+        value: { platformCustomerId: EXAMPLE_CUSTOMER_ID, recordResCount: 1, uploadType: '101', decalarationFlag: 'Y', ebrcBulkGenDtos: [EXAMPLE_PUSH_LINE] },
+      },
+    },
+    ack: {
+      validated: {
+        summary: 'Accepted: pending at the authority',
+        value: { authorityAckId: EXAMPLE_ACK_ID, requestId: EXAMPLE_REQUEST_ID, ackStatus: 'Validated', recordResCount: 1, errorDetails: [] },
+      },
+      failed: {
+        summary: "Refused by the authority's rules (stored as FAILED)",
+        value: {
+          authorityAckId: null,
+          requestId: 'EBRCGW20261125A41C07E2B9D35F6C10',
+          ackStatus: 'Failed',
+          recordResCount: 1,
+          errorDetails: [{ serialNo: 1, field: 'mappedIRMAmountFCC', code: 'ERR38', message: "The mapped amount is more than the IRM's available amount." }],
+        },
+      },
+    },
+  },
+  status: {
+    request: {
+      processed: { summary: 'A request pushed before', value: { platformCustomerId: EXAMPLE_CUSTOMER_ID, requestId: EXAMPLE_REQUEST_ID } },
+    },
+    answer: {
+      processed: {
+        summary: 'Processed: every line generated',
+        value: {
+          requestId: EXAMPLE_REQUEST_ID,
+          authorityAckId: EXAMPLE_ACK_ID,
+          status: 'PROCESSED',
+          recordResCount: 1,
+          recordProCount: 1,
+          recordFailCount: 0,
+          processedAt: '2026-11-25T01:38:10.000Z',
+          ebrcBulkGenStatusList: [EXAMPLE_LINE_STATUS],
+          errorDetails: [],
+        },
+      },
+    },
+  },
+  requestList: {
+    page: {
+      summary: 'One request',
+      value: [
+        {
+          id: '7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b',
+          userId: EXAMPLE_PLATFORM_ID,
+          platformCustomerId: EXAMPLE_CUSTOMER_ID,
+          requestId: EXAMPLE_REQUEST_ID,
+          iecNumber: '0599001001',
+          recordResCount: 1,
+          uploadType: '101',
+          decalarationFlag: 'Y',
+          ebrcBulkGenDtos: [{ ...EXAMPLE_PUSH_LINE, uploadType: '101', irmDt: '23112026', sbCumInvoiceDate: '23112026' }],
+          ebrcBulkGenStatusList: [EXAMPLE_LINE_STATUS],
+          authorityAckId: EXAMPLE_ACK_ID,
+          status: 'PROCESSED',
+          errorDetails: { errors: [] },
+          processedAt: '2026-11-25T01:38:10.000Z',
+          createdAt: '2026-11-25T01:38:00.000Z',
+          updatedAt: '2026-11-25T01:38:10.000Z',
+        },
+      ],
+    },
+  },
+  ebrcPage: {
+    page: {
+      summary: "The customer's eBRCs",
+      value: {
+        data: [
+          {
+            ebrcNumber: EXAMPLE_EBRC_NUMBER,
+            ebrcDate: '2026-11-25',
+            irmNumber: 'SBINIR0599001001001804',
+            sbCumInvoiceNumber: '4120031',
+            sbCumInvoiceDate: '2026-11-23',
+            realisedValueFCC: 12500,
+            currency: 'USD',
+            iecCode: '0599001001',
+            requestId: EXAMPLE_REQUEST_ID,
+            status: 'GENERATED',
+          },
+        ],
+        meta: { total: 1, page: 1, limit: 10, totalPages: 1 },
+      },
+    },
+  },
+  createEndpoint: {
+    request: {
+      endpoint: {
+        summary: 'Processed requests and their eBRCs',
+        value: { url: 'https://platform.example/webhooks/ebrc', description: 'Production receiver', enabledEvents: ['genebrc.request.processed', 'ebrc.generated'] },
+      },
+    },
+    created: {
+      endpoint: {
+        summary: 'Created and enabled, with its signing secret (shown this once)',
+        value: {
+          id: EXAMPLE_WEBHOOK_ENDPOINT_ID,
+          url: 'https://platform.example/webhooks/ebrc',
+          description: 'Production receiver',
+          enabledEvents: ['genebrc.request.processed', 'ebrc.generated'],
+          status: 'enabled',
+          secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+          createdAt: '2026-11-25T02:00:00.000Z',
+        },
+      },
+    },
+  },
+  endpoint: { endpoint: { summary: 'An enabled endpoint', value: EXAMPLE_ENDPOINT } },
+  endpointList: {
+    page: { summary: 'The first page', value: { items: [EXAMPLE_ENDPOINT], meta: { totalItems: 1, itemsPerPage: 10, totalPages: 1, currentPage: 1 } } },
+  },
+  updateEndpoint: {
+    request: {
+      subscribe: { summary: 'Subscribe to every event type', value: { enabledEvents: ['*'], description: 'Every event' } },
+    },
+    updated: {
+      subscribe: {
+        summary: 'The endpoint, changed',
+        value: { ...EXAMPLE_ENDPOINT, enabledEvents: ['*'], description: 'Every event', updatedAt: '2026-11-25T02:10:00.000Z' },
+      },
+    },
+  },
+  secret: { rotated: { summary: 'The new secret', value: { secret: 'whsec_Q2hhbmdlZFNlY3JldEV4YW1wbGVPbmx5MDE=' } } },
+  testEvent: { event: { summary: 'The webhook.test event', value: EXAMPLE_TEST_EVENT } },
+  deliveryList: {
+    page: {
+      summary: 'Two attempts',
+      value: {
+        items: [
+          { ...EXAMPLE_DELIVERY, status: 'succeeded', responseStatus: 200, responseBody: 'ok', durationMs: 84, nextAttemptAt: null },
+          {
+            ...EXAMPLE_DELIVERY,
+            id: '6d2e3f4a-5b6c-4d7e-8f9a-0b1c2d3e4f5a',
+            status: 'failed',
+            responseStatus: 503,
+            responseBody: 'Service Unavailable',
+            durationMs: 120,
+            error: 'The endpoint answered 503',
+            createdAt: '2026-11-25T02:01:00.000Z',
+            nextAttemptAt: null,
+          },
+        ],
+        meta: { totalItems: 2, itemsPerPage: 10, totalPages: 1, currentPage: 1 },
+      },
+    },
+  },
+  redeliver: {
+    request: { event: { summary: 'One of the platform\'s events', value: { eventId: EXAMPLE_EVENT_ID } } },
+    scheduled: { event: { summary: 'The new attempt, due now', value: EXAMPLE_DELIVERY } },
+  },
+  event: { event: { summary: 'A customer became verified', value: EXAMPLE_EVENT } },
+  eventList: {
+    page: { summary: 'The newest events', value: { items: [EXAMPLE_EVENT], meta: { totalItems: 1, itemsPerPage: 10, totalPages: 1, currentPage: 1 } } },
+  },
+} satisfies Record<string, Examples | Record<string, Examples>>;

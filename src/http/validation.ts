@@ -42,8 +42,19 @@ export function compileValidator(schema: AnySchema, httpPart: string | undefined
     const infinite = Object.entries(data !== null && typeof data === 'object' ? data : {}).find(
       ([, value]) => typeof value === 'number' && !Number.isFinite(value),
     );
+    const fieldSchema = infinite && (schema as { properties?: Record<string, { type?: unknown }> }).properties?.[infinite[0]];
     checked.errors = infinite
-      ? [{ instancePath: `/${infinite[0]}`, schemaPath: '#/type', keyword: 'type', params: { type: 'number' }, message: 'must be a finite number' }]
+      ? [
+          {
+            instancePath: `/${infinite[0]}`,
+            schemaPath: '#/type',
+            keyword: 'type',
+            params: { type: fieldSchema?.type ?? 'number' },
+            message: 'must be a finite number',
+            data: infinite[1],
+            ...(fieldSchema ? { parentSchema: fieldSchema } : {}),
+          },
+        ]
       : null;
     return infinite === undefined;
   };
@@ -205,9 +216,10 @@ function toFieldError(error: ErrorObject, path: string, part: string): FieldErro
       };
     }
     case 'type':
+      if (typeof error.data === 'number' && !Number.isFinite(error.data)) return outOfRange(error, path, part);
       return { path, code: 'invalid_type', message: `${fieldName(path, part)} must be ${describeType(params.type)}.` };
     case 'format':
-      return { path, code: 'invalid_format', message: `${fieldName(path, part)} must be a valid ${String(params.format)}.` };
+      return { path, code: 'invalid_format', message: `${fieldName(path, part)} must be ${describeFormat(String(params.format))}.` };
     case 'pattern':
       return { path, code: 'invalid_format', message: `${fieldName(path, part)} is not in the expected format.` };
     case 'minLength':
@@ -237,6 +249,46 @@ function toFieldError(error: ErrorObject, path: string, part: string): FieldErro
     default:
       return { path, code: 'invalid_value', message: `${fieldName(path, part)} ${error.message ?? 'is not valid'}.` };
   }
+}
+
+/** The formats the schemas use, each worded with the form it expects. */
+const FORMAT_WORDS: Record<string, string> = {
+  date: 'a date as YYYY-MM-DD (for example 2025-09-15)',
+  'date-time': 'a date and time as YYYY-MM-DDTHH:MM:SSZ (RFC 3339, for example 2025-09-15T10:30:00Z)',
+  uuid: 'an id (a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e)',
+  email: 'an email address (name@example.com)',
+  uri: 'an absolute URL (https://…)',
+};
+
+function describeFormat(format: string): string {
+  return FORMAT_WORDS[format] ?? `a valid ${format}`;
+}
+
+/**
+ * A number too large for a double (1e999 and the like) reads as infinity: it was a number as sent, so "must be a
+ * number" would mislead. The answer says it is out of range, and for an amount (every field of JSON type number,
+ * not integer, in a request is one), the form an amount takes; for a whole number, its limits.
+ */
+function outOfRange(error: ErrorObject, path: string, part: string): FieldError {
+  const schema = (error.parentSchema ?? {}) as { description?: unknown; minimum?: unknown; maximum?: unknown };
+  const range =
+    typeof schema.minimum === 'number' && typeof schema.maximum === 'number'
+      ? `from ${schema.minimum} to ${schema.maximum}`
+      : typeof schema.maximum === 'number'
+        ? `up to ${schema.maximum}`
+        : typeof schema.minimum === 'number'
+          ? `of at least ${schema.minimum}, and finite`
+          : 'within its range';
+  const type = (error.params as { type?: unknown }).type;
+  const expected = (Array.isArray(type) ? type : [type]).includes('number')
+    ? 'an amount is a JSON number, never negative, with at most two decimals, within number(16,2): up to 99999999999999.99'
+    : `it must be ${describeType(type)} ${range}`;
+  const infinity = (error.data as number) > 0 ? 'infinity' : '-infinity';
+  return {
+    path,
+    code: 'out_of_range',
+    message: `${fieldName(path, part)} is out of range: the number sent is too large to read (it reads as ${infinity}); ${expected}.`,
+  };
 }
 
 function isUnstorable(text: string): boolean {

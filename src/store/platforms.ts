@@ -46,11 +46,21 @@ export async function listApiKeys(db: Kysely<Schema>, platformId: string): Promi
   return rows.map(toApiKey);
 }
 
-/** Marks a key revoked; returns it, or undefined when there is no such key. Revoking twice keeps the first time. */
-export async function revokeApiKey(db: Kysely<Schema>, keyId: string): Promise<ApiKeyRow | undefined> {
-  await db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', keyId).where('revoked_at', 'is', null).execute();
+/**
+ * Marks a key revoked; returns it, or undefined when there is no such key. Revoking twice keeps the first time:
+ * `alreadyRevoked` says the key was revoked before this call (at `revokedAt`).
+ */
+export async function revokeApiKey(db: Kysely<Schema>, keyId: string): Promise<(ApiKeyRow & { alreadyRevoked: boolean }) | undefined> {
+  const revoked = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date() })
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (revoked) return { ...toApiKey(revoked), alreadyRevoked: false };
   const row = await db.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
-  return row && toApiKey(row);
+  return row && { ...toApiKey(row), alreadyRevoked: true };
 }
 
 /** The platform of an active key with this hash. */

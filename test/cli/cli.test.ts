@@ -111,6 +111,17 @@ for (const backend of backends()) {
       const result = json(await cli(env, 'revoke-key', '--key', secondKey.keyId, '--json'));
       assert.equal(result.key.id, secondKey.keyId);
       assert.ok(!Number.isNaN(Date.parse(result.key.revokedAt)));
+      assert.equal(result.alreadyRevoked, false);
+    });
+
+    test('revoking a revoked key says it was already revoked, and when; nothing changes', async () => {
+      const first = json(await cli(env, 'list-keys', '--platform', platformId, '--json')).keys.find((k: { id: string }) => k.id === secondKey.keyId);
+      const again = json(await cli(env, 'revoke-key', '--key', secondKey.keyId, '--json'));
+      assert.equal(again.alreadyRevoked, true);
+      assert.equal(again.key.revokedAt, first.revokedAt, 'the first revocation time stays');
+      const text = await cli(env, 'revoke-key', '--key', secondKey.keyId);
+      assert.equal(text.code, 0, text.stderr);
+      assert.equal(text.stdout.trim(), `Key ${secondKey.keyId} (${first.displayPrefix}…) was already revoked at ${first.revokedAt}; nothing changed.`);
     });
 
     // Backend-independent; run once, where a CLI start is cheap.
@@ -209,5 +220,50 @@ describe('cli usage errors', { concurrency: true }, () => {
     assert.equal(run.code, 0);
     assert.match(run.stdout, /create-platform --name/);
     assert.match(run.stdout, /revoke-key --key/);
+  });
+});
+
+describe('cli while the service holds the embedded database', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ebrc-cli-held-'));
+  const MAIN = path.join(import.meta.dirname, '../../src/main.ts');
+  const service = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', RUN_POLLER: 'false', AUTHORITY_URL: NO_AUTHORITY, DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  service.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  service.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<void>((resolve) => service.on('close', () => resolve()));
+  before(async () => {
+    const deadline = Date.now() + 90_000;
+    while (!output.includes('ebrc-gateway is listening')) {
+      if (service.exitCode !== null || Date.now() > deadline) throw new Error(`the service did not start: ${output}`);
+      await sleep(100);
+    }
+  });
+  after(async () => {
+    service.kill('SIGTERM');
+    await exited;
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('a command says the service holds DATA_DIR (folder and pid) and what to do: stop it, or PostgreSQL', async () => {
+    const run = await cli({ DATA_DIR: dataDir }, 'list-platforms');
+    assert.equal(run.code, 1, run.stdout);
+    assert.ok(run.stderr.includes(`the embedded database in ${dataDir} (DATA_DIR) is held by the running service (pid ${service.pid})`), run.stderr);
+    assert.ok(run.stderr.includes(`kill -TERM ${service.pid}`), run.stderr);
+    assert.match(run.stderr, /run `npm run cli -- list-platforms` again/);
+    assert.match(run.stderr, /DATABASE_URL/);
+    assert.match(run.stderr, /DATA_DIR to another folder/);
+    assert.doesNotMatch(run.stderr, /\n\s+at /, 'a sentence, not a stack trace');
+  });
+
+  test('with --json the same message is one JSON object; a key command adds when keys take effect', async () => {
+    const run = await cli({ DATA_DIR: dataDir }, 'create-platform', '--name', "Acme's Pay", '--json');
+    assert.equal(run.code, 1);
+    const { error } = JSON.parse(run.stdout) as { error: string };
+    assert.ok(error.includes(`held by the running service (pid ${service.pid})`), error);
+    assert.ok(error.includes(`npm run cli -- create-platform --name 'Acme'\\''s Pay' --json`), error);
+    assert.match(error, /A key issued or revoked while the service is stopped takes effect when it starts again/);
   });
 });

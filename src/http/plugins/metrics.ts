@@ -7,6 +7,34 @@ export function createMetricsRegistry(): Registry {
   return registry;
 }
 
+const METRICS_EXAMPLE = `# HELP http_requests_total HTTP requests answered
+# TYPE http_requests_total counter
+http_requests_total{method="POST",route="/api/v1/genebrc/push-irm",status="200"} 42
+# HELP http_request_duration_seconds Time to answer HTTP requests
+# TYPE http_request_duration_seconds histogram
+http_request_duration_seconds_bucket{le="0.05",method="POST",route="/api/v1/genebrc/push-irm",status="200"} 40
+http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/api/v1/genebrc/push-irm",status="200"} 42
+http_request_duration_seconds_sum{method="POST",route="/api/v1/genebrc/push-irm",status="200"} 1.234
+http_request_duration_seconds_count{method="POST",route="/api/v1/genebrc/push-irm",status="200"} 42
+`;
+
+/** GET /metrics as the OpenAPI document shows it: Prometheus text, no API key. */
+const METRICS_SCHEMA = {
+  tags: ['Operations'],
+  operationId: 'getMetrics',
+  summary: 'Metrics in the Prometheus text format',
+  description:
+    'Request counts and latency by method, route and status (`http_requests_total`, `http_request_duration_seconds`), ' +
+    "webhook delivery and outbox metrics, and the process's default metrics (memory, event loop, GC). No API key: keep " +
+    'it on an internal network.',
+  response: {
+    200: {
+      description: 'The metrics, in the Prometheus text exposition format 0.0.4',
+      content: { 'text/plain': { schema: { type: 'string' }, example: METRICS_EXAMPLE } },
+    },
+  },
+};
+
 /** Request counts and latency by route and status, and GET /metrics in Prometheus text. */
 export function registerMetrics(app: FastifyInstance, registry: Registry): void {
   const labelNames = ['method', 'route', 'status'] as const;
@@ -36,7 +64,7 @@ export function registerMetrics(app: FastifyInstance, registry: Registry): void 
     done();
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+  app.get('/metrics', { schema: METRICS_SCHEMA }, async (_request, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),
   );
 }

@@ -187,6 +187,11 @@ function envelope(type: EventType, data: Schema): Schema {
   };
 }
 
+/** A webhook's operation id: `genebrc.request.processed` is `onGenebrcRequestProcessed`. */
+function webhookOperationId(type: EventType): string {
+  return `on${type.split(/[._]/).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('')}`;
+}
+
 /** The OpenAPI 3.1 `webhooks`: one operation per event type, the POST this service sends to an endpoint. */
 export function webhooksSection(): Webhooks {
   const section: Webhooks = {};
@@ -199,8 +204,11 @@ export function webhooksSection(): Webhooks {
     section[type] = {
       post: {
         tags: ['Webhooks'],
+        operationId: `${webhookOperationId(type)}`,
         summary: entry.summary,
         description: `${entry.description}\n\n${recipients}, signed with the headers below.`,
+        // Sent by this service, signed with the endpoint's secret (the headers below): no API key.
+        security: [],
         parameters: WEBHOOK_HEADERS,
         requestBody: {
           required: true,
@@ -220,12 +228,63 @@ export function webhooksSection(): Webhooks {
   return section;
 }
 
+type QueryObject = { properties?: Record<string, { default?: unknown }>; required?: string[] };
+
+/**
+ * The route's schema as the document shows it: a query parameter with a default (page, limit) is optional there, as
+ * it is on the wire (the validator fills the default in), while the handler's TypeScript type keeps it present.
+ */
+export function documentedSchema<T extends { querystring?: unknown } | undefined>(schema: T): T {
+  const query = schema?.querystring as QueryObject | undefined;
+  if (query?.required === undefined || query.properties === undefined) return schema;
+  const properties = query.properties;
+  const required = query.required.filter((name) => properties[name]?.default === undefined);
+  if (required.length === query.required.length) return schema;
+  return { ...schema, querystring: { ...query, required } };
+}
+
+type RouteResponses = Record<string, { $ref?: unknown; 'x-examples'?: unknown }>;
+type DocumentOperation = { responses?: Record<string, { content?: Record<string, { examples?: unknown; example?: unknown }> }> };
+
+/**
+ * The named examples of answers that are a reference to a shared schema (a customer, an endpoint, an event), which
+ * @fastify/swagger drops as it resolves the reference: gathered route by route, then written into the document.
+ */
+class ReferenceExamples {
+  private readonly pending: { path: string; methods: string[]; status: string; examples: unknown }[] = [];
+
+  collect(url: string, method: string | string[], response: unknown): void {
+    for (const [status, schema] of Object.entries((response ?? {}) as RouteResponses)) {
+      if (schema?.$ref === undefined || schema['x-examples'] === undefined) continue;
+      const path = url.replace(/:(\w+)/g, '{$1}');
+      this.pending.push({ path, methods: [method].flat().map((name) => name.toLowerCase()), status, examples: schema['x-examples'] });
+    }
+  }
+
+  apply(document: { paths?: Record<string, Record<string, DocumentOperation> | undefined> }): void {
+    for (const { path, methods, status, examples } of this.pending) {
+      for (const method of methods) {
+        const media = document.paths?.[path]?.[method]?.responses?.[status]?.content?.['application/json'];
+        if (media !== undefined && media.examples === undefined && media.example === undefined) media.examples = examples;
+      }
+    }
+  }
+}
+
 /** OpenAPI 3.1 from the route schemas, at /openapi.json, and an interactive reference at /docs. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  const referenceExamples = new ReferenceExamples();
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'ebrc-gateway', version: '1.0.0', description: DESCRIPTION },
+      info: { title: 'ebrc-gateway', version: '1.0.0', description: DESCRIPTION, license: { name: 'UNLICENSED', identifier: 'LicenseRef-UNLICENSED' } },
+      servers: [
+        {
+          url: 'http://localhost:{port}',
+          description: 'This service, on the port it listens on (PORT, 3000 unless set)',
+          variables: { port: { default: '3000', description: 'The PORT the service was started with' } },
+        },
+      ],
       components: {
         securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
         // A TypeBox schema is JSON Schema; @fastify/swagger converts it as it converts the routes' schemas.
@@ -242,6 +301,15 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'Events', description: 'Every change you would otherwise poll for, kept at least 30 days' },
         { name: 'Operations', description: 'Health, readiness and metrics' },
       ],
+    },
+    transform: ({ schema, url, route }) => {
+      referenceExamples.collect(url, route.method, (schema as { response?: unknown } | undefined)?.response);
+      return { schema: documentedSchema(schema), url };
+    },
+    transformObject: (documentObject) => {
+      const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
+      referenceExamples.apply(document as Parameters<ReferenceExamples['apply']>[0]);
+      return document;
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

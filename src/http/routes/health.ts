@@ -6,7 +6,15 @@ import { answer } from '../schemas.ts';
 export function healthRoutes(app: Api, deps: Deps): void {
   app.get(
     '/health',
-    { schema: { tags: ['Operations'], summary: 'The process is up', response: { 200: answer(Type.Object({ status: Type.Literal('ok') }), 'The process is up') } } },
+    {
+      schema: {
+        tags: ['Operations'],
+        operationId: 'getHealth',
+        summary: 'The process is up',
+        description: 'Liveness: answers as long as the process serves HTTP, whatever the database. No API key.',
+        response: { 200: answer(Type.Object({ status: Type.Literal('ok') }), 'The process is up', { up: { summary: 'Up', value: { status: 'ok' } } }) },
+      },
+    },
     async () => ({ status: 'ok' as const }),
   );
 
@@ -15,10 +23,14 @@ export function healthRoutes(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Operations'],
+        operationId: 'getReadiness',
         summary: 'The database answers',
+        description: 'Readiness: 200 when the database answers a query, else 503 (take the instance out of rotation). No API key.',
         response: {
-          200: answer(Type.Object({ status: Type.Literal('ready') }), 'The database answers'),
-          503: answer(Type.Object({ status: Type.Literal('unavailable') }), 'The database does not answer'),
+          200: answer(Type.Object({ status: Type.Literal('ready') }), 'The database answers', { ready: { summary: 'Ready', value: { status: 'ready' } } }),
+          503: answer(Type.Object({ status: Type.Literal('unavailable') }), 'The database does not answer', {
+            unavailable: { summary: 'Not ready', value: { status: 'unavailable' } },
+          }),
         },
       },
     },

@@ -12,6 +12,7 @@ export function ebrcCertificateRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['eBRCs'],
+        operationId: 'getEbrcCertificate',
         summary: 'A one-page PDF summary of one eBRC',
         description:
           'The exporter, the eBRC, the IRM (remitter, country, purpose code) when it is stored here, and the request ' +

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../deps.ts';
 import { listEbrcs } from '../../../services/ebrcs.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, EbrcListQuery, EbrcPageSchema, IdParams, problems } from '../../schemas.ts';
+import { answer, EbrcListQuery, MORE_EXAMPLES, EbrcPageSchema, IdParams, problems } from '../../schemas.ts';
 import { requireDateRange } from '../date-range.ts';
 
 export function listEbrcsRoute(app: Api, deps: Deps): void {
@@ -10,6 +10,7 @@ export function listEbrcsRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['eBRCs'],
+        operationId: 'listEbrcs',
         summary: "List the customer's eBRCs",
         description:
           'The eBRCs generated through this service merged with those the authority reports for the customer\'s IEC ' +
@@ -21,7 +22,7 @@ export function listEbrcsRoute(app: Api, deps: Deps): void {
         security: [{ apiKey: [] }],
         params: IdParams,
         querystring: EbrcListQuery,
-        response: { 200: answer(EbrcPageSchema, "A page of the customer's eBRCs, newest first, and how many match"), ...problems(404, 409, 422, 502, 504) },
+        response: { 200: answer(EbrcPageSchema, "A page of the customer's eBRCs, newest first, and how many match", MORE_EXAMPLES.ebrcPage), ...problems(404, 409, 422, 502, 504) },
       },
     },
     async (request) => {

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../deps.ts';
 import { getEvent } from '../../../services/events.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, EventParams, EventRef, problems } from '../../schemas.ts';
+import { answer, EventParams, MORE_EXAMPLES, EventRef, problems } from '../../schemas.ts';
 
 export function getEventRoute(app: Api, deps: Deps): void {
   app.get(
@@ -9,10 +9,11 @@ export function getEventRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Events'],
+        operationId: 'getEvent',
         summary: 'Get an event',
         security: [{ apiKey: [] }],
         params: EventParams,
-        response: { 200: answer(EventRef, 'The event'), ...problems(404) },
+        response: { 200: answer(EventRef, 'The event', MORE_EXAMPLES.event), ...problems(404) },
       },
     },
     async (request) => getEvent(deps.database.db, platformOf(request), request.params.id),

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../deps.ts';
 import { listEvents } from '../../../services/events.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, EventListQuery, EventListSchema, problems } from '../../schemas.ts';
+import { answer, EventListQuery, MORE_EXAMPLES, EventListSchema, problems } from '../../schemas.ts';
 import { requireDateRange } from '../date-range.ts';
 
 export function listEventsRoute(app: Api, deps: Deps): void {
@@ -10,13 +10,14 @@ export function listEventsRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Events'],
+        operationId: 'listEvents',
         summary: 'List events',
         description:
           "The platform's events, newest first, kept at least 30 days. `type` and `platformCustomerId` (one of the " +
           "platform's customers, else 404) narrow the list; `fromDate` and `toDate` filter `timestamp` (UTC days, inclusive).",
         security: [{ apiKey: [] }],
         querystring: EventListQuery,
-        response: { 200: answer(EventListSchema, "A page of the platform's events, newest first, and how many match"), ...problems(404) },
+        response: { 200: answer(EventListSchema, "A page of the platform's events, newest first, and how many match", MORE_EXAMPLES.eventList), ...problems(404) },
       },
     },
     async (request) => {

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { Api, Deps } from '../../deps.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, problems, RequestListQuery, RequestRecordSchema } from '../../schemas.ts';
+import { answer, MORE_EXAMPLES, problems, RequestListQuery, RequestRecordSchema } from '../../schemas.ts';
 import { requireDateRange } from '../date-range.ts';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -18,6 +18,7 @@ export function listRequestsRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['eBRC generation'],
+        operationId: 'listGenebrcRequests',
         summary: "List a customer's GenEBRC requests",
         description:
           'A plain JSON array, newest first; the total is in `X-Total-Count` and the pages in `Link` ' +
@@ -25,7 +26,7 @@ export function listRequestsRoute(app: Api, deps: Deps): void {
         security: [{ apiKey: [] }],
         querystring: RequestListQuery,
         response: {
-          200: answer(Type.Array(RequestRecordSchema), "A page of the customer's requests, newest first; the total in X-Total-Count, the pages in Link"),
+          200: answer(Type.Array(RequestRecordSchema), "A page of the customer's requests, newest first; the total in X-Total-Count, the pages in Link", MORE_EXAMPLES.requestList),
           ...problems(404),
         },
       },

@@ -3,7 +3,7 @@ import type { RawLine } from '../../../domain/push-line.ts';
 import { storedAcknowledgement } from '../../../services/genebrc/views.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
-import { answer, problems, PushAckSchema, PushBodySchema } from '../../schemas.ts';
+import { answer, MORE_EXAMPLES, problems, withExamples, PushAckSchema, PushBodySchema } from '../../schemas.ts';
 
 export function pushIrmRoute(app: Api, deps: Deps): void {
   app.post(
@@ -11,6 +11,7 @@ export function pushIrmRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['eBRC generation'],
+        operationId: 'pushIrm',
         summary: 'Push lines to generate eBRCs (sandbox mode)',
         description:
           'Malformed pushes (types, required fields, formats, unknown fields) are refused with 400 and nothing is stored. ' +
@@ -18,8 +19,8 @@ export function pushIrmRoute(app: Api, deps: Deps): void {
           'and is stored as FAILED. An accepted push answers `ackStatus: Validated` with the authority\'s ack id; its mapped ' +
           'amounts are reserved against the IRMs at once, atomically. Follow it with POST /genebrc/status.',
         security: [{ apiKey: [] }],
-        body: PushBodySchema,
-        response: { 200: answer(PushAckSchema, 'The acknowledgement: Validated (pushed, now pending at the authority) or Failed (with the rules it broke)'), ...problems(404, 409, 413, 415, 422, 502, 504) },
+        body: withExamples(PushBodySchema, MORE_EXAMPLES.push.request),
+        response: { 200: answer(PushAckSchema, 'The acknowledgement: Validated (pushed, now pending at the authority) or Failed (with the rules it broke)', MORE_EXAMPLES.push.ack), ...problems(404, 409, 413, 415, 422, 502, 504) },
       },
       config: {
         replayFromResource: async (platformId, requestId) => {

@@ -1,6 +1,6 @@
 import type { Api, Deps } from '../../deps.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, problems, StatusBody, StatusSchema } from '../../schemas.ts';
+import { answer, MORE_EXAMPLES, problems, withExamples, StatusBody, StatusSchema } from '../../schemas.ts';
 
 export function statusRoute(app: Api, deps: Deps): void {
   app.post(
@@ -8,13 +8,14 @@ export function statusRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['eBRC generation'],
+        operationId: 'getGenebrcStatus',
         summary: "A request's processing status and its eBRC numbers (sandbox mode)",
         description:
           'PENDING requests are also checked with the authority before answering. Status: FAILED (refused at ' +
           'acknowledgement), PENDING, then PROCESSED (every line generated), PARTIALLY_PROCESSED or ERRORED (none).',
         security: [{ apiKey: [] }],
-        body: StatusBody,
-        response: { 200: answer(StatusSchema, "The request's status and each line's outcome, eBRC numbers included once generated"), ...problems(404, 413, 415) },
+        body: withExamples(StatusBody, MORE_EXAMPLES.status.request),
+        response: { 200: answer(StatusSchema, "The request's status and each line's outcome, eBRC numbers included once generated", MORE_EXAMPLES.status.answer), ...problems(404, 413, 415) },
       },
     },
     async (request) => deps.progress.status(platformOf(request), request.body),

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../deps.ts';
 import { refreshIrms } from '../../../services/irms.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, EmptyBody, IrmPageSchema, IrmRefreshQuery, problems } from '../../schemas.ts';
+import { answer, EmptyBody, MORE_EXAMPLES, withExamples, IrmPageSchema, IrmRefreshQuery, problems } from '../../schemas.ts';
 import { requireDateRange } from '../date-range.ts';
 
 export function irmRefreshRoute(app: Api, deps: Deps): void {
@@ -10,6 +10,7 @@ export function irmRefreshRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['IRMs'],
+        operationId: 'refreshIrms',
         summary: "Pull the customer's IRMs from the authority and page through them",
         description:
           'Pulls the IRMs from the authority (at most once per IRM_REFRESH_INTERVAL_SECONDS per customer; concurrent ' +
@@ -17,8 +18,8 @@ export function irmRefreshRoute(app: Api, deps: Deps): void {
           '`fromDate` and `toDate` filter `irmIssueDate`, inclusive. The customer must have validated credentials (409).',
         security: [{ apiKey: [] }],
         querystring: IrmRefreshQuery,
-        body: EmptyBody,
-        response: { 200: answer(IrmPageSchema, "A page of the customer's IRMs, newest issue date first, and how many match"), ...problems(404, 409, 413, 415, 502, 504) },
+        body: withExamples(EmptyBody, MORE_EXAMPLES.emptyBody),
+        response: { 200: answer(IrmPageSchema, "A page of the customer's IRMs, newest issue date first, and how many match", MORE_EXAMPLES.irmPage), ...problems(404, 409, 413, 415, 502, 504) },
       },
       preValidation: async (request) => {
         request.body ??= {};

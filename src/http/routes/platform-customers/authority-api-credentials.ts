@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../deps.ts';
 import { storeApiCredentials } from '../../../services/authority-api-credentials.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, ApiCredentialSetBody, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
+import { answer, ApiCredentialSetBody, EXAMPLES, withExamples, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
 
 export function putAuthorityApiCredentialsRoute(app: Api, deps: Deps): void {
   app.put(
@@ -9,6 +9,7 @@ export function putAuthorityApiCredentialsRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Platform customers'],
+        operationId: 'putAuthorityApiCredentials',
         summary: "Store the customer's API credential set for the authority",
         description:
           "The set the exporter downloads from the authority's portal for its IEC, as it is (client_Id, client_secret, x-Api-Key, " +
@@ -17,8 +18,8 @@ export function putAuthorityApiCredentialsRoute(app: Api, deps: Deps): void {
           'and is never returned: the customer shows only its IEC, client id and envelope profile. A malformed key is a 400 naming its field.',
         security: [{ apiKey: [] }],
         params: IdParams,
-        body: ApiCredentialSetBody,
-        response: { 200: answer(PlatformCustomerRef, 'The customer, with its authorityApiCredentials'), ...problems(404, 413, 415) },
+        body: withExamples(ApiCredentialSetBody, EXAMPLES.apiCredentials.request),
+        response: { 200: answer(PlatformCustomerRef, 'The customer, with its authorityApiCredentials', EXAMPLES.apiCredentials.stored), ...problems(404, 413, 415) },
       },
     },
     async (request) =>

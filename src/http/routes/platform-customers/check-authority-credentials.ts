@@ -3,7 +3,7 @@ import { checkAuthorityCredentials } from '../../../services/authority-credentia
 import { shownCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
-import { answer, CheckCredentialsBody, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
+import { answer, CheckCredentialsBody, EXAMPLES, withExamples, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
 
 export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
   app.post(
@@ -11,6 +11,7 @@ export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Platform customers'],
+        operationId: 'checkAuthorityCredentials',
         summary: "Validate the customer's authority credentials",
         description:
           'Checks the credentials with the authority. Against the sandbox (AUTHORITY_MODE=sandbox) the username and ' +
@@ -21,8 +22,8 @@ export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
           '(AES-256-GCM) for later calls. When it does not, nothing stored changes. The password is never returned.',
         security: [{ apiKey: [] }],
         params: IdParams,
-        body: CheckCredentialsBody,
-        response: { 200: answer(PlatformCustomerRef, 'The authority accepted the credentials: the customer, now verified, with its IEC'), ...problems(404, 409, 413, 415, 422, 502, 504) },
+        body: withExamples(CheckCredentialsBody, EXAMPLES.checkCredentials.request),
+        response: { 200: answer(PlatformCustomerRef, 'The authority accepted the credentials: the customer, now verified, with its IEC', EXAMPLES.checkCredentials.verified), ...problems(404, 409, 413, 415, 422, 502, 504) },
       },
       config: {
         replayFromResource: async (platformId, customerId) => {

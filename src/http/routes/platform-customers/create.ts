@@ -2,7 +2,7 @@ import type { Api, Deps } from '../../deps.ts';
 import { createCustomer, shownCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
-import { answer, CreatePlatformCustomerBody, PlatformCustomerRef, problems } from '../../schemas.ts';
+import { answer, CreatePlatformCustomerBody, EXAMPLES, withExamples, PlatformCustomerRef, problems } from '../../schemas.ts';
 
 export function createPlatformCustomerRoute(app: Api, deps: Deps): void {
   app.post(
@@ -10,11 +10,12 @@ export function createPlatformCustomerRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Platform customers'],
+        operationId: 'createPlatformCustomer',
         summary: 'Create a platform customer',
         description: 'Registers an exporter under the platform that owns the API key. Emails are unique per platform, ignoring case.',
         security: [{ apiKey: [] }],
-        body: CreatePlatformCustomerBody,
-        response: { 201: answer(PlatformCustomerRef, 'The customer, created'), ...problems(409, 413, 415, 422) },
+        body: withExamples(CreatePlatformCustomerBody, EXAMPLES.createCustomer.request),
+        response: { 201: answer(PlatformCustomerRef, 'The customer, created', EXAMPLES.createCustomer.created), ...problems(409, 413, 415, 422) },
       },
       config: {
         replayFromResource: async (platformId, customerId) => {

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../deps.ts';
 import { requireCustomer, toCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
+import { answer, EXAMPLES, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
 
 export function getPlatformCustomerRoute(app: Api, deps: Deps): void {
   app.get(
@@ -9,10 +9,11 @@ export function getPlatformCustomerRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Platform customers'],
+        operationId: 'getPlatformCustomer',
         summary: 'Get a platform customer',
         security: [{ apiKey: [] }],
         params: IdParams,
-        response: { 200: answer(PlatformCustomerRef, 'The customer'), ...problems(404) },
+        response: { 200: answer(PlatformCustomerRef, 'The customer', EXAMPLES.customer), ...problems(404) },
       },
     },
     async (request) => toCustomer(await requireCustomer(deps.database.db, platformOf(request), request.params.id)),

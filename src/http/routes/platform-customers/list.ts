@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../deps.ts';
 import { listCustomers } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, CustomerListQuery, CustomerListSchema, problems } from '../../schemas.ts';
+import { answer, CustomerListQuery, EXAMPLES, CustomerListSchema, problems } from '../../schemas.ts';
 
 export function listPlatformCustomersRoute(app: Api, deps: Deps): void {
   app.get(
@@ -9,11 +9,12 @@ export function listPlatformCustomersRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Platform customers'],
+        operationId: 'listPlatformCustomers',
         summary: 'List platform customers',
         description: 'Newest first. `search` matches part of the name or email, ignoring case.',
         security: [{ apiKey: [] }],
         querystring: CustomerListQuery,
-        response: { 200: answer(CustomerListSchema, "A page of the platform's customers, newest first, and how many match"), ...problems() },
+        response: { 200: answer(CustomerListSchema, "A page of the platform's customers, newest first, and how many match", EXAMPLES.customerList), ...problems() },
       },
     },
     async (request) => listCustomers(deps.database.db, platformOf(request), request.query),

@@ -10,6 +10,7 @@ export function deleteWebhookEndpointRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Webhooks'],
+        operationId: 'deleteWebhookEndpoint',
         summary: 'Delete a webhook endpoint',
         description: 'Deletes the endpoint for good, with its delivery log; nothing more is delivered to it.',
         security: [{ apiKey: [] }],

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../deps.ts';
 import { listWebhookDeliveries } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, problems, WebhookDeliveryListQuery, WebhookDeliveryListSchema, WebhookEndpointParams } from '../../schemas.ts';
+import { answer, MORE_EXAMPLES, problems, WebhookDeliveryListQuery, WebhookDeliveryListSchema, WebhookEndpointParams } from '../../schemas.ts';
 
 export function listWebhookDeliveriesRoute(app: Api, deps: Deps): void {
   app.get(
@@ -9,6 +9,7 @@ export function listWebhookDeliveriesRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Webhooks'],
+        operationId: 'listWebhookDeliveries',
         summary: "List a webhook endpoint's delivery attempts",
         description:
           'One row per attempt, newest first: a failed delivery retried is several rows (`attempt` 1, 2, …). ' +
@@ -16,7 +17,7 @@ export function listWebhookDeliveriesRoute(app: Api, deps: Deps): void {
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
         querystring: WebhookDeliveryListQuery,
-        response: { 200: answer(WebhookDeliveryListSchema, "A page of the endpoint's delivery attempts, newest first, and how many there are"), ...problems(404) },
+        response: { 200: answer(WebhookDeliveryListSchema, "A page of the endpoint's delivery attempts, newest first, and how many there are", MORE_EXAMPLES.deliveryList), ...problems(404) },
       },
     },
     async (request) => listWebhookDeliveries(deps.database.db, platformOf(request), request.params.id, request.query),

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../deps.ts';
 import { getWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, problems, WebhookEndpointParams, WebhookEndpointRef } from '../../schemas.ts';
+import { answer, MORE_EXAMPLES, problems, WebhookEndpointParams, WebhookEndpointRef } from '../../schemas.ts';
 
 export function getWebhookEndpointRoute(app: Api, deps: Deps): void {
   app.get(
@@ -9,10 +9,11 @@ export function getWebhookEndpointRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Webhooks'],
+        operationId: 'getWebhookEndpoint',
         summary: 'Get a webhook endpoint',
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
-        response: { 200: answer(WebhookEndpointRef, 'The endpoint'), ...problems(404) },
+        response: { 200: answer(WebhookEndpointRef, 'The endpoint', MORE_EXAMPLES.endpoint), ...problems(404) },
       },
     },
     async (request) => getWebhookEndpoint(deps.database.db, platformOf(request), request.params.id),

@@ -2,7 +2,7 @@ import type { Api, Deps } from '../../deps.ts';
 import { redeliverEvent, shownDelivery } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
-import { answer, problems, RedeliverBody, WebhookDeliverySchema, WebhookEndpointParams } from '../../schemas.ts';
+import { answer, MORE_EXAMPLES, problems, withExamples, RedeliverBody, WebhookDeliverySchema, WebhookEndpointParams } from '../../schemas.ts';
 
 export function redeliverRoute(app: Api, deps: Deps): void {
   app.post(
@@ -10,14 +10,15 @@ export function redeliverRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Webhooks'],
+        operationId: 'redeliverWebhookEvent',
         summary: 'Deliver an event to a webhook endpoint again',
         description:
           'Schedules a new delivery attempt, due now, of one of the platform\'s events to this endpoint (retried on ' +
           'failure like any delivery), whichever types the endpoint subscribes to. The endpoint must be enabled (409).',
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
-        body: RedeliverBody,
-        response: { 202: answer(WebhookDeliverySchema, 'The new attempt, as the deliveries log shows it'), ...problems(404, 409, 413, 415, 422) },
+        body: withExamples(RedeliverBody, MORE_EXAMPLES.redeliver.request),
+        response: { 202: answer(WebhookDeliverySchema, 'The new attempt, as the deliveries log shows it', MORE_EXAMPLES.redeliver.scheduled), ...problems(404, 409, 413, 415, 422) },
       },
       config: {
         replayFromResource: async (platformId, attemptId) => {

@@ -2,7 +2,7 @@ import type { Api, Deps } from '../../deps.ts';
 import { replayRotatedSecret, rotateWebhookSecret } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
-import { answer, EmptyBody, problems, WebhookEndpointParams, WebhookSecretSchema } from '../../schemas.ts';
+import { answer, EmptyBody, MORE_EXAMPLES, withExamples, problems, WebhookEndpointParams, WebhookSecretSchema } from '../../schemas.ts';
 
 export function rotateWebhookSecretRoute(app: Api, deps: Deps): void {
   const context = { db: deps.database.db, vault: deps.context.vault, config: deps.config };
@@ -11,6 +11,7 @@ export function rotateWebhookSecretRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Webhooks'],
+        operationId: 'rotateWebhookEndpointSecret',
         summary: "Rotate a webhook endpoint's signing secret",
         description:
           'Makes a new signing secret, shown in this answer alone. For 24 hours the old secret keeps signing beside the ' +
@@ -18,8 +19,8 @@ export function rotateWebhookSecretRoute(app: Api, deps: Deps): void {
           'without losing a delivery; a second rotation within them drops the oldest secret. No body, or `{}`.',
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
-        body: EmptyBody,
-        response: { 200: answer(WebhookSecretSchema, 'The new signing secret'), ...problems(404, 409, 413, 415, 422) },
+        body: withExamples(EmptyBody, MORE_EXAMPLES.emptyBody),
+        response: { 200: answer(WebhookSecretSchema, 'The new signing secret', MORE_EXAMPLES.secret), ...problems(404, 409, 413, 415, 422) },
       },
       preValidation: async (request) => {
         request.body ??= {};

@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../deps.ts';
 import { sendTestEvent } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, EmptyBody, EventRef, problems, WebhookEndpointParams } from '../../schemas.ts';
+import { answer, EmptyBody, MORE_EXAMPLES, withExamples, EventRef, problems, WebhookEndpointParams } from '../../schemas.ts';
 
 export function testWebhookEndpointRoute(app: Api, deps: Deps): void {
   app.post(
@@ -9,14 +9,15 @@ export function testWebhookEndpointRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Webhooks'],
+        operationId: 'testWebhookEndpoint',
         summary: 'Send a test event to a webhook endpoint',
         description:
           'Records a `webhook.test` event and delivers it to this endpoint alone, now, as any event is delivered (signed, ' +
           'retried on failure); follow it in the endpoint\'s deliveries. The endpoint must be enabled (409). No body, or `{}`.',
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
-        body: EmptyBody,
-        response: { 202: answer(EventRef, 'The webhook.test event, on its way'), ...problems(404, 409, 413, 415, 422) },
+        body: withExamples(EmptyBody, MORE_EXAMPLES.emptyBody),
+        response: { 202: answer(EventRef, 'The webhook.test event, on its way', MORE_EXAMPLES.testEvent), ...problems(404, 409, 413, 415, 422) },
       },
       preValidation: async (request) => {
         request.body ??= {};

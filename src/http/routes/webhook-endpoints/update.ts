@@ -1,7 +1,7 @@
 import type { Api, Deps } from '../../deps.ts';
 import { updateWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, problems, UpdateWebhookEndpointBody, WebhookEndpointParams, WebhookEndpointRef } from '../../schemas.ts';
+import { answer, MORE_EXAMPLES, problems, withExamples, UpdateWebhookEndpointBody, WebhookEndpointParams, WebhookEndpointRef } from '../../schemas.ts';
 
 export function updateWebhookEndpointRoute(app: Api, deps: Deps): void {
   const context = { db: deps.database.db, vault: deps.context.vault, config: deps.config };
@@ -10,6 +10,7 @@ export function updateWebhookEndpointRoute(app: Api, deps: Deps): void {
     {
       schema: {
         tags: ['Webhooks'],
+        operationId: 'updateWebhookEndpoint',
         summary: 'Change a webhook endpoint',
         description:
           'Changes the fields sent (at least one). A new `url` is checked as at creation. `status: "disabled"` stops ' +
@@ -18,8 +19,8 @@ export function updateWebhookEndpointRoute(app: Api, deps: Deps): void {
           '`description: null` removes the description.',
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
-        body: UpdateWebhookEndpointBody,
-        response: { 200: answer(WebhookEndpointRef, 'The endpoint, changed'), ...problems(404, 413, 415) },
+        body: withExamples(UpdateWebhookEndpointBody, MORE_EXAMPLES.updateEndpoint.request),
+        response: { 200: answer(WebhookEndpointRef, 'The endpoint, changed', MORE_EXAMPLES.updateEndpoint.updated), ...problems(404, 413, 415) },
       },
     },
     async (request) => updateWebhookEndpoint(context, platformOf(request), request.params.id, request.body),
