@@ -7,6 +7,7 @@ import * as store from '../store/customers.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import type { Schema } from '../store/schema.ts';
 import type { CommitLink } from './context.ts';
+import { itemsPage, offsetOf } from './pages.ts';
 
 export type Customer = Static<typeof PlatformCustomerSchema>;
 
@@ -87,11 +88,8 @@ export async function listCustomers(
   const { rows, total } = await store.listCustomers(db, {
     platformId,
     search: query.search,
-    offset: (query.page - 1) * query.limit,
+    offset: offsetOf(query),
     limit: query.limit,
   });
-  return {
-    items: rows.map(toCustomer),
-    meta: { totalItems: total, itemsPerPage: query.limit, totalPages: Math.ceil(total / query.limit), currentPage: query.page },
-  };
+  return itemsPage(rows.map(toCustomer), total, query);
 }

@@ -9,6 +9,7 @@ import * as store from '../store/ebrcs.ts';
 import { asCustomer, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
 import type { CertificateData } from './ebrc-certificate.ts';
+import { dataPage, offsetOf } from './pages.ts';
 
 export type Ebrc = Static<typeof EbrcSchema>;
 
@@ -36,11 +37,8 @@ const GENERATED = 'GENERATED';
 export async function listEbrcs(context: ServiceContext, platformId: string, customerId: string, query: EbrcPageQuery) {
   const customer = requireVerified(await requireCustomer(context.db, platformId, customerId));
   const ebrcs = await mergedEbrcs(context, customer, query);
-  const offset = (query.page - 1) * query.limit;
-  return {
-    data: ebrcs.slice(offset, offset + query.limit).map(toEbrc),
-    meta: { total: ebrcs.length, page: query.page, limit: query.limit, totalPages: Math.ceil(ebrcs.length / query.limit) },
-  };
+  const offset = offsetOf(query);
+  return dataPage(ebrcs.slice(offset, offset + query.limit).map(toEbrc), ebrcs.length, query);
 }
 
 /** The one-page PDF summary of one of the customer's eBRCs; 404 when neither source knows the number for it. */

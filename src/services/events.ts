@@ -6,6 +6,7 @@ import * as store from '../store/events.ts';
 import type { Schema } from '../store/schema.ts';
 import { requireCustomer } from './customers.ts';
 import { toEvent, type Event } from './outbox.ts';
+import { itemsPage, offsetOf } from './pages.ts';
 
 export type EventListQuery = Static<typeof EventListQuerySchema>;
 
@@ -22,13 +23,10 @@ export async function listEvents(db: Kysely<Schema>, platformId: string, query: 
     platformCustomerId: customerId,
     fromDate: query.fromDate,
     toDate: query.toDate,
-    offset: (query.page - 1) * query.limit,
+    offset: offsetOf(query),
     limit: query.limit,
   });
-  return {
-    items: rows.map(toEvent),
-    meta: { totalItems: total, itemsPerPage: query.limit, totalPages: Math.ceil(total / query.limit), currentPage: query.page },
-  };
+  return itemsPage(rows.map(toEvent), total, query);
 }
 
 /** One of the platform's events; another platform's is a 404, like a missing one. */

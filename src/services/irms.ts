@@ -5,6 +5,7 @@ import { irmStatusFor } from '../domain/irm-status.ts';
 import * as store from '../store/irms.ts';
 import { asCustomer, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
+import { dataPage, offsetOf } from './pages.ts';
 
 export type IrmRecord = Static<typeof IrmSchema>;
 
@@ -117,11 +118,8 @@ export async function refreshIrms(
     irmNumber: query.irmNumber,
     fromDate: query.fromDate,
     toDate: query.toDate,
-    offset: (query.page - 1) * query.limit,
+    offset: offsetOf(query),
     limit: query.limit,
   });
-  return {
-    data: rows.map(toIrmRecord),
-    meta: { total, page: query.page, limit: query.limit, totalPages: Math.ceil(total / query.limit) },
-  };
+  return dataPage(rows.map(toIrmRecord), total, query);
 }

@@ -22,6 +22,7 @@ import type { CommitLink } from './context.ts';
 import type { CredentialsVault } from './credentials-vault.ts';
 import type { Event, EventOutbox } from './outbox.ts';
 import { checkWebhookUrl } from './webhook-url.ts';
+import { itemsPage, offsetOf } from './pages.ts';
 
 /** What the endpoint services work with. */
 export type WebhookContext = { db: Kysely<Schema>; vault: CredentialsVault; config: Pick<Config, 'webhookAllowPrivateUrls'> };
@@ -157,11 +158,8 @@ export async function getWebhookEndpoint(db: Kysely<Schema>, platformId: string,
 }
 
 export async function listWebhookEndpoints(db: Kysely<Schema>, platformId: string, query: Static<typeof WebhookEndpointListQuery>) {
-  const { rows, total } = await store.listEndpoints(db, { platformId, offset: (query.page - 1) * query.limit, limit: query.limit });
-  return {
-    items: rows.map(toWebhookEndpoint),
-    meta: { totalItems: total, itemsPerPage: query.limit, totalPages: Math.ceil(total / query.limit), currentPage: query.page },
-  };
+  const { rows, total } = await store.listEndpoints(db, { platformId, offset: offsetOf(query), limit: query.limit });
+  return itemsPage(rows.map(toWebhookEndpoint), total, query);
 }
 
 /**
@@ -271,11 +269,8 @@ export async function listWebhookDeliveries(
   query: Static<typeof WebhookDeliveryListQuery>,
 ) {
   const endpoint = await requireWebhookEndpoint(db, platformId, id);
-  const { rows, total } = await store.listAttempts(db, { endpointId: endpoint.id, offset: (query.page - 1) * query.limit, limit: query.limit });
-  return {
-    items: rows.map(toWebhookDelivery),
-    meta: { totalItems: total, itemsPerPage: query.limit, totalPages: Math.ceil(total / query.limit), currentPage: query.page },
-  };
+  const { rows, total } = await store.listAttempts(db, { endpointId: endpoint.id, offset: offsetOf(query), limit: query.limit });
+  return itemsPage(rows.map(toWebhookDelivery), total, query);
 }
 
 /**

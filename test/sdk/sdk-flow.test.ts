@@ -16,6 +16,7 @@ import {
   type Irm,
 } from '@ebrc-gateway/sdk';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { lineFor } from '../support/workflow.ts';
 import { liveService } from './live.ts';
 
 const run = promisify(execFile);
@@ -55,27 +56,9 @@ async function usableIrms(customerId: string, count: number): Promise<Irm[]> {
   return irms;
 }
 
+/** A line mapping the whole available amount of a fresh IRM (the invoice numbers of this file start at 5001). */
 function line(irm: Irm, serialNo: number) {
-  return {
-    serialNo,
-    uploadType: 101,
-    branchSlNo: 0,
-    irmIfscCode: irm.ifscCode,
-    irmAdCode: irm.remittanceAdCode,
-    irmNumber: irm.irmNumber,
-    irmDt: irm.irmIssueDate,
-    irmFCC: irm.remittanceFCC,
-    irmPurposeCode: irm.purposeOfRemittance,
-    irmRemitAmtFCC: irm.irmAvailableAmt,
-    sbCumInvoiceNumber: String(5000 + serialNo),
-    sbCumInvoiceDate: irm.irmIssueDate,
-    portCode: 'INDEL4',
-    billNo: `B${serialNo}`,
-    sbCumInvoiceFCC: irm.remittanceFCC,
-    sbCumInvoiceValueinFCC: irm.irmAvailableAmt,
-    mappedIRMAmountFCC: irm.irmAvailableAmt,
-    isVostro: 'N' as const,
-  };
+  return { ...lineFor(irm, serialNo, irm.irmAvailableAmt, { sbCumInvoiceNumber: String(5000 + serialNo) }), isVostro: 'N' as const };
 }
 
 async function push(customerId: string, irms: Irm[]): Promise<string> {

@@ -6,6 +6,7 @@ import type { RequestListQuery as RequestListQuerySchema, RequestRecordSchema } 
 import * as store from '../../store/requests.ts';
 import type { Schema } from '../../store/schema.ts';
 import { requireCustomer } from '../customers.ts';
+import { offsetOf } from '../pages.ts';
 import { errorDetail, lineEntry } from './views.ts';
 
 /**
@@ -40,7 +41,7 @@ export class RequestList {
       status: query.status,
       fromDate: query.fromDate,
       toDate: query.toDate,
-      offset: (query.page - 1) * query.limit,
+      offset: offsetOf(query),
       limit: query.limit,
       lineBudget: LINES_PER_READ,
     });
