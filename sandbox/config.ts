@@ -12,6 +12,8 @@ export type SandboxConfig = {
   /** postgres://…: the sandbox keeps its state in the schema authority_sandbox there. */
   databaseUrl: string | undefined;
   processingDelayMs: number;
+  /** How long a push is held after it is stored, before its acknowledgement is sent (the real authority takes a while). */
+  pushAnswerDelayMs: number;
   /** The callers the protocol operations accept; null when everyone is. */
   allowedIps: BlockList | null;
   rateLimitPerSecond: number;
@@ -57,6 +59,7 @@ export function readSandboxConfig(env: Record<string, string | undefined>): Sand
     dataDir: text('SANDBOX_DATA_DIR', './data-sandbox'),
     databaseUrl,
     processingDelayMs: whole('SANDBOX_PROCESSING_DELAY_MS', 3000, 0),
+    pushAnswerDelayMs: whole('SANDBOX_PUSH_ANSWER_DELAY_MS', 0, 0, 60_000),
     allowedIps: readAllowList(env.SANDBOX_ALLOWED_IPS ?? ''),
     rateLimitPerSecond: whole('SANDBOX_RATE_LIMIT_PER_SECOND', 50, 1),
     rateLimitBurst: whole('SANDBOX_RATE_LIMIT_BURST', 100, 1),

@@ -42,6 +42,7 @@ export async function startSandbox(
       allowedIps: config.allowedIps,
       rateLimitPerSecond: config.rateLimitPerSecond,
       rateLimitBurst: config.rateLimitBurst,
+      pushAnswerDelayMs: config.pushAnswerDelayMs,
       logger,
       now,
     });

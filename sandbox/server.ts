@@ -17,6 +17,7 @@
  *   SANDBOX-FAIL    accepted; the line fails at processing (authority.ts).
  */
 import { isIP } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { BlockList } from 'node:net';
 import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -52,6 +53,7 @@ export type SandboxServerOptions = {
   allowedIps: BlockList | null;
   rateLimitPerSecond: number;
   rateLimitBurst: number;
+  pushAnswerDelayMs: number;
   logger: FastifyBaseLogger;
   now: () => Date;
 };
@@ -154,6 +156,7 @@ export function buildSandboxServer(options: SandboxServerOptions): FastifyInstan
         { requestId: acknowledgement.requestId, ackStatus: acknowledgement.ackStatus, codes: acknowledgement.errorDetails.map((detail) => detail.code) },
         'push received',
       );
+      if (options.pushAnswerDelayMs > 0) await sleep(options.pushAnswerDelayMs);
       if (acknowledgement.ackStatus === 'Validated' && billNos.has(LOST_BILL_NO)) return { kind: 'lose' };
       return { kind: 'answer', message: acknowledgement };
     },

@@ -43,6 +43,13 @@ export type Config = {
   webhookConcurrency: number;
   /** How long events (and their delivery attempts) are kept (contract: at least 30 days). */
   eventRetentionDays: number;
+  /** How long a web console session lasts from its sign-in (CONSOLE_SESSION_HOURS), in hours. */
+  consoleSessionHours: number;
+  /**
+   * The admin API's bearer token (ADMIN_TOKEN). Unset: the admin API is off, except on the embedded default, which
+   * makes a token once in a file of DATA_DIR (src/services/admin-token.ts).
+   */
+  adminToken: string | undefined;
 };
 
 export const AUTHORITY_MODES = ['sandbox', 'dgft'] as const;
@@ -124,6 +131,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (authorityEgressIp !== undefined && isIP(authorityEgressIp) === 0) {
     throw new ConfigError(`AUTHORITY_EGRESS_IP must be an IP address, got "${authorityEgressIp}"`);
   }
+  const adminToken = env.ADMIN_TOKEN || undefined;
+  // Not quoted back: it is a secret. Long enough that guessing it is hopeless (the admin API has no rate limit).
+  if (adminToken !== undefined && !/^[\x21-\x7e]{32,512}$/.test(adminToken)) {
+    throw new ConfigError('ADMIN_TOKEN must be 32 to 512 printable ASCII characters without spaces (try: openssl rand -base64 32)');
+  }
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -157,5 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookDisableAfterSeconds: integer(env, 'WEBHOOK_DISABLE_AFTER_SECONDS', 5 * 86_400, 1, 365 * 86_400),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 128, 1, 1_000),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 30, 3_650),
+    consoleSessionHours: integer(env, 'CONSOLE_SESSION_HOURS', 12, 1, 720),
+    adminToken,
   };
 }

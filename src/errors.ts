@@ -30,6 +30,18 @@ export const ERROR_TABLE = {
     meaning: 'The `x-api-key` is not a key this service knows, or it was revoked.',
     action: 'Check that the whole key was sent (it is shown once, when issued). A revoked key stays refused: ask the operator for a new one (`npm run cli -- issue-key --platform <platformId>`).',
   },
+  admin_token_missing: {
+    status: 401,
+    title: 'Admin token missing',
+    meaning: 'A request to the admin API (`/admin/v1`) has no `Authorization: Bearer <token>` header.',
+    action: 'Send the admin token as `Authorization: Bearer <token>`: ADMIN_TOKEN, or on the embedded default the token in the file the service names at start (`DATA_DIR/admin-token`).',
+  },
+  admin_token_invalid: {
+    status: 401,
+    title: 'Admin token not valid',
+    meaning: 'The bearer token sent to the admin API (`/admin/v1`) is not the service\'s admin token.',
+    action: 'Send the whole token: the service\'s ADMIN_TOKEN, or on the embedded default the content of `DATA_DIR/admin-token` (the service names the file at start).',
+  },
   not_found: {
     status: 404,
     title: 'Not found',
@@ -59,6 +71,18 @@ export const ERROR_TABLE = {
     title: 'Authority API credential set missing',
     meaning: 'With AUTHORITY_MODE=dgft, a credentials check needs the customer\'s API credential set (client id, secret, keys) stored first.',
     action: 'Store the set with `PUT /api/v1/platform-customers/{id}/authority-api-credentials`, then check the credentials again.',
+  },
+  api_key_already_revoked: {
+    status: 409,
+    title: 'API key already revoked',
+    meaning: 'The API key was revoked before (`detail` says when); revoking it again changes nothing.',
+    action: 'Nothing to do: the key stays refused. Issue another with `POST /admin/v1/platforms/{id}/api-keys` if the platform needs one.',
+  },
+  console_user_email_taken: {
+    status: 409,
+    title: 'E-mail already used by a console user',
+    meaning: 'A console user (of any platform) has this e-mail address, ignoring case: it is how users sign in.',
+    action: 'Use that user (`GET /admin/v1/platforms/{id}/users`; enable it with `PATCH /admin/v1/users/{id}` if disabled) or give another e-mail address.',
   },
   idempotency_key_in_use: {
     status: 409,

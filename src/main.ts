@@ -1,6 +1,8 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { SandboxBesideError, sandboxBeside, type SandboxBeside } from './sandbox-beside.ts';
 import { createService } from './service.ts';
+import { localUrlOf, removeServiceFile, writeServiceFile } from './service-file.ts';
+import { adminTokenSource } from './services/admin-token.ts';
 import { createPlatform } from './services/platforms.ts';
 import { anyPlatformExists } from './store/platforms.ts';
 import { DataDirLockedError } from './store/data-dir-lock.ts';
@@ -45,10 +47,13 @@ async function serve(config: Config, sandbox: SandboxBeside | undefined): Promis
   }
 
   let stopping = false;
+  let serviceFileWritten = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
+    // From now on the CLI opens the database itself once it is free, rather than calling this service.
+    if (serviceFileWritten) removeServiceFile(config.dataDir);
     service.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -74,6 +79,16 @@ async function serve(config: Config, sandbox: SandboxBeside | undefined): Promis
     { database: service.database.kind, port, docs: `http://${config.host}:${port}/docs` },
     'ebrc-gateway is listening',
   );
+  // Where the admin API's token is: the path of its file, never the token.
+  const admin = adminTokenSource(config);
+  if (admin.kind === 'file') log.info({ adminTokenFile: admin.file }, `the admin API (/admin/v1) takes the token in ${admin.file}`);
+  else if (admin.kind === 'env') log.info('the admin API (/admin/v1) takes the token in ADMIN_TOKEN');
+  else log.info('the admin API (/admin/v1) is off: set ADMIN_TOKEN to turn it on');
+  // While this process holds the embedded database, the CLI goes through the admin API: tell it where that is.
+  if (service.database.kind === 'embedded' && typeof address === 'object' && address !== null && !stopping) {
+    writeServiceFile(config.dataDir, { url: localUrlOf(address), pid: process.pid, adminTokenFile: admin.kind === 'file' ? admin.file : null });
+    serviceFileWritten = true;
+  }
 }
 
 main().catch((error: unknown) => {

@@ -10,10 +10,12 @@ import type { Api } from './http/deps.ts';
 import { createMetricsRegistry } from './http/plugins/metrics.ts';
 import { createBoss } from './jobs/boss.ts';
 import { EventRelay } from './jobs/event-relay.ts';
+import { BulkUploadJobs } from './jobs/bulk-upload.ts';
 import { Housekeeping } from './jobs/housekeeping.ts';
 import { RequestPoller } from './jobs/request-poller.ts';
 import { createDeliveryMetrics, WebhookDelivery } from './jobs/webhook-delivery.ts';
 import type { ServiceContext } from './services/context.ts';
+import { BulkUploads } from './services/bulk-uploads.ts';
 import { CredentialsVault } from './services/credentials-vault.ts';
 import { checkInstallationKey } from './services/installation-key.ts';
 import { keyFileOf, loadServerKey } from './services/server-key.ts';
@@ -115,16 +117,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const irmPuller = new IrmPuller(context);
     const lifecycle = new RequestLifecycle(database.db, outbox, poller);
     const progress = new RequestProgress(context, lifecycle);
+    const push = new PushService(context, irmPuller, lifecycle, progress);
+    const uploadJobs = new BulkUploadJobs({ boss, database, log });
+    const uploads = new BulkUploads(context, push, uploadJobs);
     app = await buildApp({
       config,
       database,
       context,
       irmPuller,
-      push: new PushService(context, irmPuller, lifecycle, progress),
+      push,
       progress,
       requestList: new RequestList(database.db),
       outbox,
       deliveries: delivery,
+      uploads,
       metrics,
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
@@ -132,6 +138,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     bossStarted = true;
     await poller.start();
     await delivery.start();
+    await uploadJobs.start();
     if (config.runPoller) {
       const appLog = app.log;
       await poller.work(async (id) => {
@@ -144,6 +151,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         }
       });
     }
+    if (config.runPoller) await uploadJobs.work((uploadId) => uploads.run(uploadId));
     if (config.runWebhooks) {
       relay.start();
       await delivery.work();

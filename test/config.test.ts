@@ -35,6 +35,8 @@ test('empty variables count as unset', () => {
     AUTHORITY_TOKEN_URL: '',
     AUTHORITY_EGRESS_IP: '',
     SANDBOX_PORT: '',
+    ADMIN_TOKEN: '',
+    CONSOLE_SESSION_HOURS: '',
   });
   assert.deepEqual(config, loadConfig({}));
 });
@@ -70,6 +72,8 @@ test('every variable is read', () => {
     WEBHOOK_CONCURRENCY: '16',
     RUN_WEBHOOKS: 'false',
     EVENT_RETENTION_DAYS: '90',
+    ADMIN_TOKEN: 'adm_0123456789abcdefghijklmnopqrstuv',
+    CONSOLE_SESSION_HOURS: '8',
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -100,6 +104,8 @@ test('every variable is read', () => {
     webhookConcurrency: 16,
     runWebhooks: false,
     eventRetentionDays: 90,
+    consoleSessionHours: 8,
+    adminToken: 'adm_0123456789abcdefghijklmnopqrstuv',
   });
   assert.deepEqual(loadConfig({}).webhookRetrySchedule, [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000], "the contract's schedule by default");
   assert.equal(loadConfig({ DATA_DIR: 'relative/folder' }).dataDir, path.resolve('relative/folder'));
@@ -137,6 +143,8 @@ const BAD_VALUES: Record<string, string[]> = {
   WEBHOOK_CONCURRENCY: ['0', '1001'],
   RUN_WEBHOOKS: ['no'],
   EVENT_RETENTION_DAYS: ['29', '0', 'month'],
+  CONSOLE_SESSION_HOURS: ['0', '721', '12h'],
+  ADMIN_TOKEN: ['short', 'has a space in it but is long enough to pass', 'x'.repeat(513), `tab\t${'x'.repeat(40)}`],
 };
 
 for (const [name, values] of Object.entries(BAD_VALUES)) {
@@ -174,6 +182,13 @@ test('the message of a bad DATABASE_URL does not repeat it (it may hold a passwo
   assert.throws(
     () => loadConfig({ DATABASE_URL: 'mysql://root:s3cret-pw@db/ebrc' }),
     (error: unknown) => error instanceof ConfigError && /DATABASE_URL/.test(error.message) && !error.message.includes('s3cret-pw'),
+  );
+});
+
+test('the message of a bad ADMIN_TOKEN does not repeat it', () => {
+  assert.throws(
+    () => loadConfig({ ADMIN_TOKEN: 'my-admin-secret' }),
+    (error: unknown) => error instanceof ConfigError && /ADMIN_TOKEN/.test(error.message) && !error.message.includes('my-admin-secret'),
   );
 });
 

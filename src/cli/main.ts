@@ -1,27 +1,46 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.ts';
-import { createPlatform, issueApiKey } from '../services/platforms.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { AppError } from '../errors.ts';
+import { readServiceFile, type ServiceFile } from '../service-file.ts';
+import { readAdminTokenFile } from '../services/admin-token.ts';
+import { createConsoleUser, listConsoleUsers, newUserProblems, setConsoleUserDisabled, type ConsoleUser } from '../services/console-users.ts';
+import {
+  createPlatformWithKey,
+  issuePlatformKey,
+  listPlatformKeys,
+  listPlatformsPage,
+  requireApiKey,
+  revokePlatformKey,
+  type ApiKeyView,
+  type IssuedKeyView,
+  type PlatformView,
+} from '../services/platforms.ts';
 import { openDatabase, type Database } from '../store/database.ts';
 import { DataDirLockedError } from '../store/data-dir-lock.ts';
 import { isUuid } from '../store/ids.ts';
 import { migrate } from '../store/migrate.ts';
-import { findPlatform, listApiKeys, listPlatforms, revokeApiKey } from '../store/platforms.ts';
 
 const USAGE = `Usage: npm run cli -- <command> [options] [--json]
 
 Commands:
   migrate                               apply database migrations
   create-platform --name <name>         create a platform and its first API key (shown once)
-  list-platforms                        list platforms
+  list-platforms                        list platforms, newest first
   issue-key --platform <platformId>     issue another API key for a platform (shown once)
-  list-keys --platform <platformId>     list a platform's keys (display prefix and state, never the key)
-  revoke-key --key <keyId>              revoke a key; it stops working within API_KEY_CACHE_SECONDS
+  list-keys --platform <platformId>     list a platform's keys (display prefix, last use and state, never the key)
+  revoke-key --key <keyId>              revoke a key
+  create-user --platform <platformId> --email <email> [--password-stdin]
+                                        create a console user (the password, at least 12 characters, is read from
+                                        stdin with --password-stdin, else asked for in the terminal)
+  list-users --platform <platformId>    list a platform's console users
+  disable-user --user <userId>          disable a console user (its console sessions end at once)
+  enable-user --user <userId>           enable a disabled console user again
 
-Uses DATABASE_URL when set, else the embedded database in DATA_DIR. One process at a time may open the
-embedded database: stop the service first, or run both on PostgreSQL (the same DATABASE_URL).
---json prints one JSON object per command.`;
+Uses DATABASE_URL when set, else the embedded database in DATA_DIR. While the service runs on the embedded
+database (which one process at a time may open), every command goes through its admin API instead, with the
+admin token from DATA_DIR/admin-token (or ADMIN_TOKEN). --json prints one JSON object per command.`;
 
 class UsageError extends Error {}
 
@@ -45,8 +64,8 @@ function isTheService(pid: number): boolean | undefined {
 }
 
 /**
- * What to do when the embedded database is held (by the running service, usually): the CLI has no way yet to ask
- * the service to run a command (an admin API would be that way), so it names the folder, the holder and the options.
+ * What to do when the embedded database is held and the holder cannot be asked through an admin API: another
+ * process than the service, or a service that is not listening (yet). Names the folder, the holder and the options.
  */
 function heldMessage(command: string, dataDir: string): string {
   const pid = lockHolder(dataDir);
@@ -63,6 +82,8 @@ function heldMessage(command: string, dataDir: string): string {
     .slice(2)
     .map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`))
     .join(' ');
+  const starting =
+    service === false ? '' : '\nA running service is reached through its admin API once it listens (DATA_DIR/service.json): if it is starting, wait and run the command again.';
   const keys =
     command === 'create-platform' || command === 'issue-key' || command === 'revoke-key'
       ? '\nA key issued or revoked while the service is stopped takes effect when it starts again.'
@@ -73,12 +94,16 @@ function heldMessage(command: string, dataDir: string): string {
     `  - ${stop}, run \`npm run cli -- ${again}\` again, then start the service (\`npm start\`);\n` +
     '  - or run the service and the CLI on PostgreSQL: the same DATABASE_URL for both, and the CLI works while the service runs;\n' +
     '  - or, for a separate embedded database, set DATA_DIR to another folder (it has none of the service\'s platforms or keys).' +
+    starting +
     keys
   );
 }
 
 /** The arguments are right but name something that is not there: not a usage problem. */
 class NotFoundError extends Error {}
+
+/** A failure whose message is the whole story (the service's answer, the admin API not reachable): exit 1. */
+class CommandError extends Error {}
 
 type Output = { text: string; json: Record<string, unknown> };
 
@@ -93,15 +118,57 @@ function requiredId(value: string | undefined, flag: string): string {
   return id;
 }
 
-type Values = { name?: string; platform?: string; key?: string };
-type Args = { name: string; platformId: string; keyId: string };
+type Values = { name?: string; platform?: string; key?: string; user?: string; email?: string; 'password-stdin'?: boolean };
+type Args = { name: string; platformId: string; keyId: string; userId: string; email: string; password: string };
+
+/** Reads the password: all of stdin (one final newline dropped), or typed at a prompt that does not echo it. */
+async function readPassword(fromStdin: boolean): Promise<string> {
+  if (fromStdin) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  }
+  if (!process.stdin.isTTY) throw new UsageError('give the password on stdin with --password-stdin (or run the command in a terminal to be asked for it)');
+  const first = await prompt('Password (at least 12 characters): ');
+  const second = await prompt('The same password again: ');
+  if (first !== second) throw new UsageError('the two passwords differ');
+  return first;
+}
+
+/** One line typed in the terminal, not echoed. */
+function prompt(question: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const stdin = process.stdin;
+    process.stderr.write(question);
+    let typed = '';
+    const finish = (error?: Error) => {
+      stdin.setRawMode(false);
+      stdin.pause();
+      stdin.off('data', onData);
+      process.stderr.write('\n');
+      if (error) reject(error);
+      else resolve(typed);
+    };
+    const onData = (chunk: Buffer) => {
+      for (const character of chunk.toString('utf8')) {
+        if (character === '\r' || character === '\n') return finish();
+        if (character === '\u0003') return finish(new UsageError('cancelled'));
+        if (character === '\u007f' || character === '\b') typed = [...typed].slice(0, -1).join('');
+        else typed += character;
+      }
+    };
+    stdin.setRawMode(true);
+    stdin.resume();
+    stdin.on('data', onData);
+  });
+}
 
 /**
  * Checks the command and its options before anything is opened, so that a usage mistake is reported
  * as one (exit 2) even while the service holds the embedded database.
  */
-function checkUsage(command: string, values: Values): Args {
-  const args: Args = { name: '', platformId: '', keyId: '' };
+async function checkUsage(command: string, values: Values): Promise<Args> {
+  const args: Args = { name: '', platformId: '', keyId: '', userId: '', email: '', password: '' };
   switch (command) {
     case 'migrate':
     case 'list-platforms':
@@ -112,70 +179,271 @@ function checkUsage(command: string, values: Values): Args {
       return args;
     case 'issue-key':
     case 'list-keys':
+    case 'list-users':
       args.platformId = requiredId(values.platform, '--platform');
       return args;
     case 'revoke-key':
       args.keyId = requiredId(values.key, '--key');
       return args;
+    case 'disable-user':
+    case 'enable-user':
+      args.userId = requiredId(values.user, '--user');
+      return args;
+    case 'create-user': {
+      args.platformId = requiredId(values.platform, '--platform');
+      args.email = required(values.email, '--email');
+      // The e-mail first, so that nobody types a password for a command that fails anyway.
+      if (newUserProblems({ email: args.email, password: '' }).some((problem) => problem.path === '/email')) {
+        throw new UsageError(`--email must be an e-mail address of at most 254 characters, got "${args.email}"`);
+      }
+      args.password = await readPassword(values['password-stdin'] === true);
+      const problem = newUserProblems({ email: args.email, password: args.password })[0];
+      if (problem) throw new UsageError(`the ${problem.message}`);
+      return args;
+    }
     default:
       throw new UsageError(`Unknown command "${command}"`);
   }
 }
 
-async function run(command: string, args: Args, database: Database): Promise<Output> {
+/**
+ * What the commands need, whichever way they reach it: the database itself, or the admin API of the service that
+ * holds it. Both answer with the admin API's shapes, so that every command prints the same either way.
+ */
+type Operator = {
+  migrate(): Promise<Output>;
+  createPlatform(name: string): Promise<{ platform: PlatformView; apiKey: string; keyId: string }>;
+  listPlatforms(page: number): Promise<Page<PlatformView>>;
+  issueKey(platformId: string): Promise<IssuedKeyView>;
+  listKeys(platformId: string, page: number): Promise<Page<ApiKeyView>>;
+  /** The key, revoked now or before. */
+  revokeKey(keyId: string): Promise<{ key: ApiKeyView; alreadyRevoked: boolean }>;
+  createUser(platformId: string, email: string, password: string): Promise<ConsoleUser>;
+  listUsers(platformId: string, page: number): Promise<Page<ConsoleUser>>;
+  setUserDisabled(userId: string, disabled: boolean): Promise<ConsoleUser>;
+};
+
+type Page<T> = { items: T[]; meta: { totalPages: number } };
+
+/** Every page of a list, 100 at a time. */
+async function everything<T>(page: (page: number) => Promise<Page<T>>): Promise<T[]> {
+  const items: T[] = [];
+  for (let number = 1; ; number++) {
+    const answer = await page(number);
+    items.push(...answer.items);
+    if (number >= answer.meta.totalPages) return items;
+  }
+}
+
+const PAGE = { limit: 100 };
+
+/** Which thing an AppError `not_found` was about, as the CLI says it. */
+function notFoundAs<T>(what: string, work: () => Promise<T>): Promise<T> {
+  return work().catch((error: unknown) => {
+    if (error instanceof AppError && error.code === 'not_found') throw new NotFoundError(what);
+    throw error;
+  });
+}
+
+/** The database itself: the services the admin API calls. */
+function databaseOperator(database: Database): Operator {
   const db = database.db;
-  switch (command) {
-    case 'migrate': {
+  return {
+    async migrate() {
       const applied = await migrate(database);
       return { text: applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply; the database is up to date.', json: { applied } };
-    }
-    case 'create-platform': {
-      const name = args.name;
+    },
+    async createPlatform(name) {
       await migrate(database);
-      const { platform, apiKey, key } = await createPlatform(db, name);
+      return createPlatformWithKey(db, name);
+    },
+    listPlatforms: (page) => listPlatformsPage(db, { page, ...PAGE }),
+    issueKey: (platformId) => notFoundAs(`No platform ${platformId}`, () => issuePlatformKey(db, platformId)),
+    listKeys: (platformId, page) => notFoundAs(`No platform ${platformId}`, () => listPlatformKeys(db, platformId, { page, ...PAGE })),
+    revokeKey: (keyId) =>
+      notFoundAs(`No key ${keyId}`, async () => {
+        try {
+          // No authenticator in this process to tell: the service's cache lets the key go within API_KEY_CACHE_SECONDS.
+          return { key: await revokePlatformKey(db, keyId), alreadyRevoked: false };
+        } catch (error) {
+          if (error instanceof AppError && error.code === 'api_key_already_revoked') return { key: await requireApiKey(db, keyId), alreadyRevoked: true };
+          throw error;
+        }
+      }),
+    createUser: (platformId, email, password) => notFoundAs(`No platform ${platformId}`, () => createConsoleUser(db, platformId, { email, password })),
+    listUsers: (platformId, page) => notFoundAs(`No platform ${platformId}`, () => listConsoleUsers(db, platformId, { page, ...PAGE })),
+    setUserDisabled: (userId, disabled) => notFoundAs(`No console user ${userId}`, () => setConsoleUserDisabled(db, userId, disabled)),
+  };
+}
+
+type Answer = { status: number; body: any };
+
+/** The admin API of the service that holds the embedded database (DATA_DIR/service.json names it). */
+function adminApiOperator(running: ServiceFile, token: string): Operator {
+  const where = `the admin API of the running service (pid ${running.pid}) at ${running.url}/admin/v1`;
+  async function call(method: string, url: string, body?: unknown): Promise<Answer> {
+    let response: Response;
+    try {
+      response = await fetch(`${running.url}/admin/v1${url}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (error) {
+      throw new CommandError(`Could not reach ${where}: ${(error as Error).message}. Is the service still running?`);
+    }
+    const text = await response.text();
+    let parsed: any;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (response.status === 401) {
+      throw new CommandError(
+        `${where} refused the admin token (${parsed?.code ?? response.status}). The CLI sends ADMIN_TOKEN when set, else the token in ${running.adminTokenFile ?? 'DATA_DIR/admin-token'}: set ADMIN_TOKEN to the service's.`,
+      );
+    }
+    return { status: response.status, body: parsed };
+  }
+  /** The answer's body when it has this status; a 404 is `notFound`; anything else fails with the service's words. */
+  function expect(answer: Answer, status: number, notFound: string): any {
+    if (answer.status === status) return answer.body;
+    if (answer.status === 404 && answer.body?.code === 'not_found') throw new NotFoundError(notFound);
+    const detail = typeof answer.body?.detail === 'string' ? answer.body.detail : `${where} answered ${answer.status}`;
+    throw new CommandError(detail);
+  }
+  const query = (page: number) => `?page=${page}&limit=${PAGE.limit}`;
+  return {
+    async migrate() {
+      return { text: `Nothing to apply: the running service (pid ${running.pid}) applied every migration when it started.`, json: { applied: [] } };
+    },
+    async createPlatform(name) {
+      const created = expect(await call('POST', '/platforms', { name }), 201, 'No platform');
+      // The platform's one key so far: its id, as the CLI shows it.
+      const keys = expect(await call('GET', `/platforms/${created.platform.id}/api-keys?limit=1`), 200, `No platform ${created.platform.id}`);
+      return { platform: created.platform, apiKey: created.apiKey, keyId: keys.items[0].id };
+    },
+    listPlatforms: async (page) => expect(await call('GET', `/platforms${query(page)}`), 200, 'No platforms'),
+    issueKey: async (platformId) => expect(await call('POST', `/platforms/${platformId}/api-keys`, {}), 201, `No platform ${platformId}`),
+    listKeys: async (platformId, page) => expect(await call('GET', `/platforms/${platformId}/api-keys${query(page)}`), 200, `No platform ${platformId}`),
+    async revokeKey(keyId) {
+      const answer = await call('POST', `/api-keys/${keyId}/revoke`, {});
+      if (answer.status === 409 && answer.body?.code === 'api_key_already_revoked') {
+        return { key: expect(await call('GET', `/api-keys/${keyId}`), 200, `No key ${keyId}`), alreadyRevoked: true };
+      }
+      return { key: expect(answer, 200, `No key ${keyId}`), alreadyRevoked: false };
+    },
+    createUser: async (platformId, email, password) => expect(await call('POST', `/platforms/${platformId}/users`, { email, password }), 201, `No platform ${platformId}`),
+    listUsers: async (platformId, page) => expect(await call('GET', `/platforms/${platformId}/users${query(page)}`), 200, `No platform ${platformId}`),
+    setUserDisabled: async (userId, disabled) => expect(await call('PATCH', `/users/${userId}`, { disabled }), 200, `No console user ${userId}`),
+  };
+}
+
+/**
+ * The admin API of the service holding the embedded database, when one does: its service.json names a live process
+ * that holds the data folder's lock. Undefined when the holder is something else (or a service not listening yet).
+ */
+function runningService(config: Config): ServiceFile | undefined {
+  const running = readServiceFile(config.dataDir);
+  if (!running || running.pid !== lockHolder(config.dataDir)) return undefined;
+  try {
+    process.kill(running.pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
+  }
+  return running;
+}
+
+function adminTokenFor(config: Config, running: ServiceFile): string {
+  if (config.adminToken) return config.adminToken;
+  if (running.adminTokenFile === null) {
+    throw new CommandError(
+      `The running service (pid ${running.pid}) holds the embedded database in ${config.dataDir} and takes its admin token from ADMIN_TOKEN: run the CLI with the same ADMIN_TOKEN.`,
+    );
+  }
+  try {
+    return readAdminTokenFile(running.adminTokenFile);
+  } catch (error) {
+    throw new CommandError(`Could not read the admin token of the running service (pid ${running.pid}) from ${running.adminTokenFile}: ${(error as Error).message}`);
+  }
+}
+
+/** The key as the CLI prints it (the shape its --json has always had, with when it was last used). */
+function keyOutput(key: ApiKeyView) {
+  return { id: key.id, platformId: key.platformId, displayPrefix: key.prefix, createdAt: key.createdAt, lastUsedAt: key.lastUsedAt, revokedAt: key.revokedAt };
+}
+
+function userLine(user: ConsoleUser): string {
+  return `${user.id}  ${user.email}  ${user.disabled ? 'disabled' : 'active'}  created ${user.createdAt}`;
+}
+
+async function run(command: string, args: Args, operator: Operator): Promise<Output> {
+  switch (command) {
+    case 'migrate':
+      return operator.migrate();
+    case 'create-platform': {
+      const { platform, apiKey, keyId } = await operator.createPlatform(args.name);
       return {
         text: `Created platform ${platform.id} (${platform.name}).\nAPI key (shown once; it is stored only as a hash):\n\n  ${apiKey}\n`,
-        json: { platform: { id: platform.id, name: platform.name, createdAt: platform.createdAt }, keyId: key.id, apiKey },
+        json: { platform: { id: platform.id, name: platform.name, createdAt: platform.createdAt }, keyId, apiKey },
       };
     }
     case 'list-platforms': {
-      const platforms = await listPlatforms(db);
+      const platforms = await everything((page) => operator.listPlatforms(page));
       return {
         text: platforms.length ? platforms.map((p) => `${p.id}  ${p.name}`).join('\n') : 'No platforms yet.',
-        json: { platforms },
+        json: { platforms: platforms.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt })) },
       };
     }
     case 'issue-key': {
       const platformId = args.platformId;
-      if (!(await findPlatform(db, platformId))) throw new NotFoundError(`No platform ${platformId}`);
-      const { apiKey, key } = await issueApiKey(db, platformId);
+      const issued = await operator.issueKey(platformId);
       return {
-        text: `Issued key ${key.id} for platform ${platformId}.\nAPI key (shown once):\n\n  ${apiKey}\n`,
-        json: { keyId: key.id, platformId, displayPrefix: key.displayPrefix, apiKey },
+        text: `Issued key ${issued.id} for platform ${platformId}.\nAPI key (shown once):\n\n  ${issued.apiKey}\n`,
+        json: { keyId: issued.id, platformId, displayPrefix: issued.prefix, apiKey: issued.apiKey },
       };
     }
     case 'list-keys': {
-      const platformId = args.platformId;
-      if (!(await findPlatform(db, platformId))) throw new NotFoundError(`No platform ${platformId}`);
-      const keys = await listApiKeys(db, platformId);
+      const keys = await everything((page) => operator.listKeys(args.platformId, page));
       return {
-        text: keys
-          .map((k) => `${k.id}  ${k.displayPrefix}…  created ${k.createdAt.toISOString()}  ${k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : 'active'}`)
-          .join('\n') || 'No keys.',
-        json: { keys },
+        text:
+          keys
+            .map(
+              (k) =>
+                `${k.id}  ${k.prefix}…  created ${k.createdAt}  last used ${k.lastUsedAt ?? 'never'}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`,
+            )
+            .join('\n') || 'No keys.',
+        json: { keys: keys.map(keyOutput) },
       };
     }
     case 'revoke-key': {
-      const keyId = args.keyId;
-      const revoked = await revokeApiKey(db, keyId);
-      if (!revoked) throw new NotFoundError(`No key ${keyId}`);
-      const { alreadyRevoked, ...key } = revoked;
-      const when = key.revokedAt?.toISOString();
+      const { key, alreadyRevoked } = await operator.revokeKey(args.keyId);
       return {
         text: alreadyRevoked
-          ? `Key ${key.id} (${key.displayPrefix}…) was already revoked at ${when}; nothing changed.`
-          : `Revoked key ${key.id} (${key.displayPrefix}…) at ${when}.`,
-        json: { key, alreadyRevoked },
+          ? `Key ${key.id} (${key.prefix}…) was already revoked at ${key.revokedAt}; nothing changed.`
+          : `Revoked key ${key.id} (${key.prefix}…) at ${key.revokedAt}.`,
+        json: { key: keyOutput(key), alreadyRevoked },
+      };
+    }
+    case 'create-user': {
+      const user = await operator.createUser(args.platformId, args.email, args.password);
+      return { text: `Created console user ${user.id} (${user.email}) for platform ${user.platformId}.`, json: { user } };
+    }
+    case 'list-users': {
+      const users = await everything((page) => operator.listUsers(args.platformId, page));
+      return { text: users.map(userLine).join('\n') || 'No console users.', json: { users } };
+    }
+    case 'disable-user':
+    case 'enable-user': {
+      const disabled = command === 'disable-user';
+      const user = await operator.setUserDisabled(args.userId, disabled);
+      return {
+        text: disabled
+          ? `Disabled console user ${user.id} (${user.email}): it cannot sign in, and its console sessions have ended.`
+          : `Enabled console user ${user.id} (${user.email}): it can sign in again.`,
+        json: { user },
       };
     }
     default:
@@ -193,6 +461,9 @@ async function main(): Promise<number> {
         name: { type: 'string' },
         platform: { type: 'string' },
         key: { type: 'string' },
+        user: { type: 'string' },
+        email: { type: 'string' },
+        'password-stdin': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -214,17 +485,29 @@ async function main(): Promise<number> {
   let database: Database | undefined;
   let dataDir: string | undefined;
   try {
-    const args = checkUsage(command, values);
+    const args = await checkUsage(command, values);
     const config = loadConfig();
     dataDir = config.dataDir;
-    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-    const output = await run(command, args, database);
+    let operator: Operator;
+    try {
+      database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+      operator = databaseOperator(database);
+    } catch (error) {
+      // The embedded database is held: by the running service, ask it through its admin API.
+      const running = error instanceof DataDirLockedError ? runningService(config) : undefined;
+      if (running === undefined) throw error;
+      operator = adminApiOperator(running, adminTokenFor(config, running));
+    }
+    const output = await run(command, args, operator);
     process.stdout.write(values.json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) return report(values.json ? error.message : `${error.message}\n\n${USAGE}`, 2);
     if (error instanceof DataDirLockedError && dataDir !== undefined) return report(heldMessage(command, dataDir), 1);
-    if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof NotFoundError) return report(error.message, 1);
+    if (error instanceof AppError) return report(error.message, 1);
+    if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof NotFoundError || error instanceof CommandError) {
+      return report(error.message, 1);
+    }
     return report(`Failed: ${error instanceof Error ? error.message : String(error)}`, 1);
   } finally {
     await database?.close();

@@ -5,18 +5,22 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
 import type { Api, Deps } from './deps.ts';
 import { AppError } from '../errors.ts';
+import { loadAdminToken } from '../services/admin-token.ts';
 import { ApiKeyAuthenticator } from '../services/platforms.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { SECRET_FIELD_NAMES } from './secret-fields.ts';
 import { sendProblem } from './problem.ts';
+import { registerAdminAuthentication } from './plugins/admin-authentication.ts';
 import { registerAuthentication } from './plugins/authentication.ts';
 import { registerIdempotency } from './plugins/idempotency.ts';
 import { createMetricsRegistry, registerMetrics } from './plugins/metrics.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
+import { adminRoutes } from './routes/admin/index.ts';
 import { listRequestsRoute } from './routes/genebrc/list.ts';
 import { pushIrmRoute } from './routes/genebrc/push-irm.ts';
 import { statusRoute } from './routes/genebrc/status.ts';
+import { uploadRoutes } from './routes/genebrc/uploads/index.ts';
 import { ebrcRoutes } from './routes/ebrcs/index.ts';
 import { eventRoutes } from './routes/events/index.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -25,6 +29,7 @@ import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints/index.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { compileRequestValidator, hasUnstorableText, unstorableText } from './validation.ts';
+import { registerConsole } from './console/plugin.ts';
 
 const BODY_LIMIT = 5 * 1024 * 1024;
 /** Longer than any id the API takes (IdParams: 100); longer ones are refused by the router. */
@@ -108,7 +113,11 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   registerMetrics(app, options.metrics ?? createMetricsRegistry());
   healthRoutes(app, options);
 
-  const authenticator = new ApiKeyAuthenticator(database.db, config.apiKeyCacheSeconds * 1000);
+  const authenticator = new ApiKeyAuthenticator(database.db, config.apiKeyCacheSeconds * 1000, {
+    onWriteError: (error) => app.log.warn({ err: error }, 'could not record when API keys were last used; will try again'),
+  });
+  // Writes the keys' last uses gathered so far, before the database closes.
+  app.addHook('onClose', async () => authenticator.close());
   await app.register(
     async (api) => {
       const scoped = api as unknown as Api;
@@ -120,11 +129,27 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       pushIrmRoute(scoped, options);
       statusRoute(scoped, options);
       listRequestsRoute(scoped, options);
+      await uploadRoutes(scoped, options);
       ebrcRoutes(scoped, options);
       webhookEndpointRoutes(scoped, options);
       eventRoutes(scoped, options);
     },
     { prefix: '/api/v1' },
   );
+  // The operator's admin API (contract 10): a scope of its own, behind the admin token (ADMIN_TOKEN, or the file the
+  // embedded default makes in DATA_DIR; off without either), with no API key, rate limit or Idempotency-Key.
+  const adminToken = loadAdminToken(config);
+  await app.register(
+    async (admin) => {
+      const scoped = admin as unknown as Api;
+      registerAdminAuthentication(scoped, adminToken);
+      adminRoutes(scoped, options, authenticator);
+    },
+    { prefix: '/admin/v1' },
+  );
+  // The web console (contract 10): its own scope, with sessions and CSRF tokens instead of the API key, no rate limit
+  // or Idempotency-Key, HTML pages and errors, and none of it in the OpenAPI document (src/http/console/).
+  // It is given this process's API key authenticator: a key revoked in the console is refused from its next request.
+  await app.register(async (scope) => registerConsole(scope as unknown as Api, { ...options, apiKeyAuthenticator: authenticator }), { prefix: '/console' });
   return app;
 }

@@ -3,12 +3,14 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.ts';
 import type { DeliveryScheduler } from '../jobs/scheduler.ts';
+import type { BulkUploads } from '../services/bulk-uploads.ts';
 import type { ServiceContext } from '../services/context.ts';
 import type { RequestList } from '../services/genebrc/list.ts';
 import type { RequestProgress } from '../services/genebrc/progress.ts';
 import type { PushService } from '../services/genebrc/push.ts';
 import type { IrmPuller } from '../services/irms.ts';
 import type { EventOutbox } from '../services/outbox.ts';
+import type { ApiKeyAuthenticator } from '../services/platforms.ts';
 import type { Database } from '../store/database.ts';
 
 /** What the routes are given: the services the app is built over (its own module, so routes need not import the app). */
@@ -22,6 +24,12 @@ export type Deps = {
   requestList: RequestList;
   outbox: EventOutbox;
   deliveries: DeliveryScheduler;
+  uploads: BulkUploads;
+  /**
+   * This process's API key authenticator, built by buildApp and given to the console (its API keys page): a key
+   * revoked there is forgotten at once, as through the admin API. Absent outside the app.
+   */
+  apiKeyAuthenticator?: Pick<ApiKeyAuthenticator, 'forget'>;
 };
 
 /** The app as the routes see it: Fastify with the TypeBox type provider. */

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { SPREADSHEET_COLUMNS } from '../domain/spreadsheet-columns.ts';
 import { EVENT_TYPES, type EventType } from '../domain/events.ts';
 import { REQUEST_STATUSES, type RequestStatus } from '../domain/request-state.ts';
 import { ERROR_TABLE, type ErrorCode } from '../errors.ts';
@@ -97,7 +98,8 @@ export function problems(...statuses: number[]) {
     all.map((status) => [
       status,
       {
-        description: `Problem: ${(STATUS_CODES_BY_STATUS[status] ?? []).map((code) => `\`${code}\``).join(', ')}`,
+        // The admin token's codes are the admin API's alone (adminProblems).
+        description: `Problem: ${(STATUS_CODES_BY_STATUS[status] ?? []).filter((code) => !code.startsWith('admin_')).map((code) => `\`${code}\``).join(', ')}`,
         content: { 'application/problem+json': { schema: ProblemRef, example: exampleProblemOf(status) } },
       },
     ]),
@@ -247,16 +249,61 @@ export const IrmSchema = Type.Object(
   { $id: 'Irm' },
 );
 
+/** The IRM list's filters, which the spreadsheet template takes too (contract 11). */
+export const IrmFilterQuery = {
+  irmNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only this IRM number' })),
+  fromDate: Type.Optional(IsoDate),
+  toDate: Type.Optional(IsoDate),
+};
+
 export const IrmRefreshQuery = Type.Object(
   {
     platformCustomerId: Type.String({ minLength: 1, maxLength: 100 }),
     ...PageQuery,
-    irmNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only this IRM number' })),
-    fromDate: Type.Optional(IsoDate),
-    toDate: Type.Optional(IsoDate),
+    ...IrmFilterQuery,
   },
   { additionalProperties: false },
 );
+
+export const IrmTemplateQuery = Type.Object(
+  {
+    format: Type.Unsafe<'csv' | 'xlsx'>({ type: 'string', enum: ['csv', 'xlsx'], default: 'csv', description: 'The file format: csv (the default) or xlsx' }),
+    ...IrmFilterQuery,
+  },
+  { additionalProperties: false },
+);
+
+/** The template's header row and one IRM's row as the CSV has them, for the OpenAPI document. */
+const TEMPLATE_CSV_EXAMPLE = [
+  'serialNo,uploadType,branchSlNo,irmIfscCode,irmAdCode,irmNumber,irmDt,irmFCC,irmPurposeCode,irmRemitAmtFCC,' +
+    'sbCumInvoiceNumber,sbCumInvoiceDate,portCode,billNo,sbCumInvoiceFCC,sbCumInvoiceValueinFCC,mappedIRMAmountFCC,' +
+    'isVostro,vostroType,mappedORMAmountFCC,isThirdPartyExport,commissionValDeduct,commissionValInfo,discountValDeduct,' +
+    'discountValInfo,insuranceValDeduct,insuranceValInfo,otherDeductionDeduct,otherdeductionsInfo,freightValDeduct,' +
+    'freightValInfo,sacCode1,sacCode2,serviceTypeModesValue,isGstAvail,gstinInvoiceNumber,gstinInvoiceDate',
+  ',,,SBIN0004266,0002331,SBINIR0599001001001804,23112026,USD,P0103,40118.96,,,,,,,,,,,,,,,,,,,,,,,,,,,',
+  '',
+].join('\n');
+
+/** The template's 200 answer: CSV text or an XLSX workbook, sent as an attachment (the body is not serialised from a schema). */
+export function spreadsheetAnswer(description: string) {
+  return {
+    description,
+    headers: {
+      'Content-Disposition': {
+        type: 'string',
+        description: 'attachment; filename="irm-template-<IEC>-<YYYYMMDD>.csv" (or .xlsx): the IEC, and the UTC day it was made',
+        examples: ['attachment; filename="irm-template-0599001001-20261125.csv"'],
+      },
+    },
+    content: {
+      'text/csv': { schema: { type: 'string' }, example: TEMPLATE_CSV_EXAMPLE },
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': {
+        schema: { type: 'string', format: 'binary' },
+        example: '(an XLSX workbook: one sheet, "eBRC lines", the same rows as the CSV, every cell text)',
+      },
+    },
+  } as unknown as TSchema;
+}
 
 export const EmptyBody = Type.Object({}, { additionalProperties: false, description: 'An empty object' });
 
@@ -600,7 +647,66 @@ export const RedeliverBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const SHARED_SCHEMAS = [ProblemSchema, PlatformCustomerSchema, IrmSchema, EbrcSchema, WebhookEndpointSchema, EventSchema];
+// ---- Spreadsheet uploads (contract 11) ----
+
+export const UploadProblemSchema = Type.Object({
+  row: Nullable(Type.Integer(), { description: 'The row as the spreadsheet numbers it (the header is row 1); null for the file as a whole or a whole request' }),
+  column: Nullable(Type.String(), { description: 'The column by its header (a push line field); null when no one column is at fault' }),
+  code: Type.String({ description: "The push's own code for the problem: a field check's code or the authority's ERR code" }),
+  message: Type.String(),
+});
+
+export const BulkUploadSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    platformCustomerId: Type.String({ format: 'uuid' }),
+    status: Type.Union([Type.Literal('validating'), Type.Literal('rejected'), Type.Literal('pushing'), Type.Literal('completed')], {
+      description: 'validating, then rejected (nothing pushed) or pushing, then completed (even when some pushes were Failed)',
+    }),
+    fileName: Type.String(),
+    fileSha256: Type.String({ description: "The file's SHA-256, hex: the same file for the same customer within 24 h answers this upload" }),
+    rowCount: Nullable(Type.Integer(), { description: 'Rows below the header (blank rows not counted); null while validating' }),
+    rowsDone: Type.Integer({ description: 'Rows whose push has its acknowledgement' }),
+    errors: Type.Array(UploadProblemSchema, {
+      description: 'Why it was rejected (every problem, up to 1,000), or the rule failures of its Failed pushes, by row and column',
+    }),
+    requests: Type.Array(
+      Type.Object({
+        requestId: Type.String({ description: 'An ordinary GenEBRC request: follow it with POST /api/v1/genebrc/status' }),
+        ackStatus: Type.Union([Type.Literal('Validated'), Type.Literal('Failed'), Type.Null()], {
+          description: "The push's acknowledgement; null while the authority's answer is awaited",
+        }),
+        rows: Type.Array(Type.Integer(), { description: 'The spreadsheet rows of its lines, in serialNo order (1..n)' }),
+      }),
+    ),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { $id: 'BulkUpload', description: 'A spreadsheet upload and its progress' },
+);
+export const BulkUploadRef = Type.Unsafe<Static<typeof BulkUploadSchema>>(Type.Ref('BulkUpload'));
+
+export const UploadFormBody = Type.Object(
+  {
+    platformCustomerId: Type.String({ minLength: 1, maxLength: 100, description: 'The customer the rows are for' }),
+    uploadType: Type.String({ minLength: 1, maxLength: 20, description: 'As in a push: 101-104 or DIRECT_EXPORT, SOFTEX, …; rows may leave uploadType empty' }),
+    decalarationFlag: Type.String({ maxLength: 1, description: 'Y: the exporter declares the mapping true (as in a push)' }),
+    file: Type.String({
+      format: 'binary',
+      description: 'The filled-in template: CSV (UTF-8) or XLSX (the first sheet), at most 10 MiB and 50,000 rows below the header',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const UploadListQuery = Type.Object(
+  { ...PageQuery, platformCustomerId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Only this customer's uploads" })) },
+  { additionalProperties: false },
+);
+export const UploadListSchema = ItemsPage(BulkUploadRef);
+export const UploadParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The upload id' }) });
+
+export const SHARED_SCHEMAS = [ProblemSchema, PlatformCustomerSchema, IrmSchema, EbrcSchema, WebhookEndpointSchema, EventSchema, BulkUploadSchema];
 
 // ---- Examples for the OpenAPI document (contract 12) ----
 // Realistic values, in the shapes the service answers: test/http/openapi-examples.test.ts sends every request example
@@ -803,6 +909,53 @@ const EXAMPLE_DELIVERY = {
   nextAttemptAt: '2026-11-25T02:06:00.000Z',
 };
 
+/** The example push's line as a spreadsheet: the template's header and one filled-in row (CSV). */
+const EXAMPLE_UPLOAD_CSV = [
+  SPREADSHEET_COLUMNS.join(','),
+  SPREADSHEET_COLUMNS.map((column) => {
+    const value = (EXAMPLE_PUSH_LINE as Record<string, unknown>)[column];
+    return value === null || value === undefined ? '' : String(value);
+  }).join(','),
+].join('\r\n') + '\r\n';
+
+const EXAMPLE_UPLOAD_ID = '5d0c2f4e-8a1b-4c3d-9e7f-1a2b3c4d5e6f';
+const EXAMPLE_UPLOAD_SHA256 = 'b1946ac92492d2347c6235b4d2611184e6f0c5f3f7c2a6d4e9b1c0a8f7e6d5c4';
+
+const EXAMPLE_UPLOAD = {
+  id: EXAMPLE_UPLOAD_ID,
+  platformCustomerId: EXAMPLE_CUSTOMER_ID,
+  status: 'validating' as const,
+  fileName: 'irm-template-filled.csv',
+  fileSha256: EXAMPLE_UPLOAD_SHA256,
+  rowCount: null,
+  rowsDone: 0,
+  errors: [],
+  requests: [],
+  createdAt: '2026-11-25T03:00:00.000Z',
+  updatedAt: '2026-11-25T03:00:00.000Z',
+};
+
+const EXAMPLE_COMPLETED_UPLOAD = {
+  ...EXAMPLE_UPLOAD,
+  status: 'completed' as const,
+  rowCount: 1,
+  rowsDone: 1,
+  requests: [{ requestId: EXAMPLE_REQUEST_ID, ackStatus: 'Validated' as const, rows: [2] }],
+  updatedAt: '2026-11-25T03:00:02.000Z',
+};
+
+const EXAMPLE_REJECTED_UPLOAD = {
+  ...EXAMPLE_UPLOAD,
+  id: '9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b',
+  status: 'rejected' as const,
+  rowCount: 2,
+  errors: [
+    { row: 2, column: 'sbCumInvoiceDate', code: 'ERR19', message: 'sbCumInvoiceDate must be a real date in ddMMyyyy (got "31022026").' },
+    { row: 3, column: 'mappedIRMAmountFCC', code: 'required', message: 'mappedIRMAmountFCC is required.' },
+  ],
+  updatedAt: '2026-11-25T03:00:01.000Z',
+};
+
 export const MORE_EXAMPLES = {
   irmPage: {
     page: {
@@ -811,6 +964,24 @@ export const MORE_EXAMPLES = {
     },
   },
   emptyBody: { empty: { summary: 'No fields', value: {} } },
+  upload: {
+    request: {
+      accepted: {
+        summary: "A filled-in template with one row (the example push's line)",
+        description: 'Sent as multipart/form-data; `file` is the CSV or XLSX file itself',
+        value: { platformCustomerId: EXAMPLE_CUSTOMER_ID, uploadType: '101', decalarationFlag: 'Y', file: EXAMPLE_UPLOAD_CSV },
+      },
+    },
+    accepted: { accepted: { summary: 'Accepted: its rows are being checked', value: EXAMPLE_UPLOAD } },
+    same: { same: { summary: 'The same file, uploaded again within 24 h', value: EXAMPLE_COMPLETED_UPLOAD } },
+    completed: {
+      completed: { summary: 'Completed: one push, Validated', value: EXAMPLE_COMPLETED_UPLOAD },
+      rejected: { summary: 'Rejected: malformed rows, nothing pushed', value: EXAMPLE_REJECTED_UPLOAD },
+    },
+  },
+  uploadList: {
+    page: { summary: 'The newest uploads', value: { items: [EXAMPLE_COMPLETED_UPLOAD, EXAMPLE_REJECTED_UPLOAD], meta: { totalItems: 2, itemsPerPage: 10, totalPages: 1, currentPage: 1 } } },
+  },
   push: {
     request: {
       validated: {
@@ -974,3 +1145,522 @@ export const MORE_EXAMPLES = {
     page: { summary: 'The newest events', value: { items: [EXAMPLE_EVENT], meta: { totalItems: 1, itemsPerPage: 10, totalPages: 1, currentPage: 1 } } },
   },
 } satisfies Record<string, Examples | Record<string, Examples>>;
+
+// ---- Admin API (contract 10): the operator's platforms, API keys and console users, at /admin/v1 ----
+
+export const AdminPlatformSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    createdAt: DateTime,
+  },
+  { description: 'A platform: a tenant of this service, with its API keys, customers and console users' },
+);
+
+export const AdminCreatedPlatformSchema = Type.Object({
+  platform: AdminPlatformSchema,
+  apiKey: Type.String({ description: "The platform's first API key: shown in this answer only (only its SHA-256 hash is stored)" }),
+});
+
+export const AdminApiKeySchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    platformId: Type.String({ format: 'uuid' }),
+    prefix: Type.String({ description: "The key's first characters (ebrc_test_ and 6 more), to tell keys apart; never the key" }),
+    createdAt: DateTime,
+    lastUsedAt: Nullable(DateTime, { description: 'When a request last used it (written at most once a minute per key); null if never' }),
+    revokedAt: Nullable(DateTime, { description: 'When it was revoked; null while it works' }),
+  },
+  { description: 'An API key, never the key itself nor its hash' },
+);
+
+export const AdminIssuedKeySchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  apiKey: Type.String({ description: 'The new API key: shown in this answer only (only its SHA-256 hash is stored)' }),
+  prefix: Type.String({ description: "The key's first characters, as the key list shows them" }),
+  createdAt: DateTime,
+});
+
+export const ConsoleUserSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    email: Type.String({ description: 'What the user signs in with; unique across every platform, ignoring case' }),
+    platformId: Type.String({ format: 'uuid', description: 'The one platform the user sees in the console' }),
+    disabled: Type.Boolean({ description: 'A disabled user cannot sign in, and was signed out when disabled' }),
+    createdAt: DateTime,
+  },
+  { description: "A user of the web console: one of a platform's staff (never the password or its hash)" },
+);
+
+export const AdminPlatformListSchema = ItemsPage(AdminPlatformSchema);
+export const AdminApiKeyListSchema = ItemsPage(AdminApiKeySchema);
+export const ConsoleUserListSchema = ItemsPage(ConsoleUserSchema);
+
+export const AdminListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
+
+export const CreatePlatformBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200, pattern: NonBlank, description: "The platform's name, 1 to 200 characters" }) },
+  { additionalProperties: false },
+);
+
+export const CreateConsoleUserBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 254, description: 'The e-mail address the user signs in with; unique across every platform, ignoring case' }),
+    password: Type.String({ minLength: 12, maxLength: 1024, description: 'At least 12 characters; stored only as an scrypt hash' }),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateConsoleUserBody = Type.Object(
+  { disabled: Type.Boolean({ description: 'true: the user cannot sign in, and its sessions end at once; false: it can again' }) },
+  { additionalProperties: false },
+);
+
+export const PlatformParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The platform id' }) });
+export const ApiKeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The API key id (not the key)' }) });
+export const ConsoleUserParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The console user id' }) });
+
+/**
+ * The error answers of an admin operation: 400, 401 (the admin token), 404 (an unknown id, or the admin API off) and
+ * 500, plus the statuses it names. `named` gives a status named examples instead of the standard one, so that a request
+ * example can be answered by its namesake (test/http/openapi-examples.test.ts).
+ */
+export function adminProblems(statuses: number[] = [], named: Record<number, Examples> = {}) {
+  const all = [...new Set([400, 401, 404, 500, ...statuses])].sort();
+  const standard: Record<number, ReturnType<typeof problemExample>> = {
+    401: problemExample('admin_token_missing', 'Send the admin token as Authorization: Bearer <token>.'),
+    404: problemExample('not_found', `Platform ${EXAMPLE_PLATFORM_ID} was not found.`),
+  };
+  return Object.fromEntries(
+    all.map((status) => {
+      const codes = (STATUS_CODES_BY_STATUS[status] ?? []).filter((code) => status !== 401 || code.startsWith('admin_'));
+      const example = standard[status] ?? exampleProblemOf(status);
+      const media = named[status] ? { examples: named[status] } : { example };
+      return [status, { description: `Problem: ${codes.map((code) => `\`${code}\``).join(', ')}`, content: { 'application/problem+json': { schema: ProblemRef, ...media } } }];
+    }),
+  ) as unknown as Record<number, typeof ProblemRef>;
+}
+
+const EXAMPLE_API_KEY_ID = '8a1f3c2e-6b4d-4e9a-9c7b-2d5e8f0a1b3c';
+const EXAMPLE_CONSOLE_USER_ID = 'c4e2a9b7-1d3f-4a6c-8e5b-7f9d0a2c4e6b';
+const EXAMPLE_ADMIN_PLATFORM = { id: EXAMPLE_PLATFORM_ID, name: 'Acme Payments', createdAt: '2026-11-24T09:00:00.000Z' };
+const EXAMPLE_ADMIN_KEY = {
+  id: EXAMPLE_API_KEY_ID,
+  platformId: EXAMPLE_PLATFORM_ID,
+  prefix: 'ebrc_test_4Gq8Lm',
+  createdAt: '2026-11-24T09:05:00.000Z',
+  lastUsedAt: '2026-11-25T01:37:03.000Z',
+  revokedAt: null,
+};
+const EXAMPLE_CONSOLE_USER = {
+  id: EXAMPLE_CONSOLE_USER_ID,
+  email: 'ops@acme-payments.example',
+  platformId: EXAMPLE_PLATFORM_ID,
+  disabled: false,
+  createdAt: '2026-11-24T09:10:00.000Z',
+};
+const pageOf = (item: unknown) => ({ items: [item], meta: { totalItems: 1, itemsPerPage: 10, totalPages: 1, currentPage: 1 } });
+
+export const ADMIN_EXAMPLES = {
+  createPlatform: {
+    request: { platform: { summary: 'A new platform', value: { name: 'Acme Payments' } } },
+    created: {
+      platform: {
+        summary: 'The platform and its first API key (shown this once)',
+        value: { platform: EXAMPLE_ADMIN_PLATFORM, apiKey: 'ebrc_test_3T79rkWNQkezDnm6JmvV19dsSquB' },
+      },
+    },
+  },
+  platform: { platform: { summary: 'A platform', value: EXAMPLE_ADMIN_PLATFORM } },
+  platformList: { page: { summary: 'The first page, newest first', value: pageOf(EXAMPLE_ADMIN_PLATFORM) } },
+  issueKey: {
+    request: { empty: { summary: 'No fields', value: {} } },
+    issued: {
+      empty: {
+        summary: 'The new key (shown this once)',
+        value: { id: EXAMPLE_API_KEY_ID, apiKey: 'ebrc_test_4Gq8LmXw2RkP9vTnYc7HdJs5BeFa', prefix: 'ebrc_test_4Gq8Lm', createdAt: '2026-11-24T09:05:00.000Z' },
+      },
+    },
+  },
+  key: { key: { summary: 'A key in use', value: EXAMPLE_ADMIN_KEY } },
+  keyList: { page: { summary: "The platform's keys, newest first", value: pageOf(EXAMPLE_ADMIN_KEY) } },
+  revokeKey: {
+    request: { empty: { summary: 'No fields', value: {} } },
+    revoked: { empty: { summary: 'The key, revoked: refused from the next request on', value: { ...EXAMPLE_ADMIN_KEY, revokedAt: '2026-11-25T10:00:00.000Z' } } },
+    already: {
+      already: {
+        summary: 'Revoked before',
+        value: problemExample('api_key_already_revoked', `API key ${EXAMPLE_API_KEY_ID} (ebrc_test_4Gq8Lm…) was already revoked at 2026-11-25T10:00:00.000Z; nothing changed.`),
+      },
+    },
+  },
+  createUser: {
+    request: {
+      user: { summary: 'A console user', value: { email: 'ops@acme-payments.example', password: 'correct-horse-battery-staple' } },
+    },
+    created: { user: { summary: 'The user, who can sign in to the console', value: EXAMPLE_CONSOLE_USER } },
+    refused: {
+      shortPassword: {
+        summary: 'Refused: the password is too short',
+        value: problemExample('validation_failed', 'The request has an invalid field: password must be at least 12 characters long.', [
+          { path: '/password', code: 'invalid_length', message: 'password must be at least 12 characters long.' },
+        ]),
+      },
+    },
+    taken: {
+      taken: {
+        summary: 'The e-mail address is already used',
+        value: problemExample('console_user_email_taken', 'A console user with the e-mail ops@acme-payments.example already exists (e-mail addresses are unique, ignoring case).', [
+          { path: '/email', code: 'console_user_email_taken', message: 'Another console user has this e-mail address.' },
+        ]),
+      },
+    },
+  },
+  userList: { page: { summary: "The platform's console users, newest first", value: pageOf(EXAMPLE_CONSOLE_USER) } },
+  updateUser: {
+    request: { disable: { summary: 'Disable the user', value: { disabled: true } } },
+    updated: { disable: { summary: 'Disabled: signed out, and cannot sign in', value: { ...EXAMPLE_CONSOLE_USER, disabled: true } } },
+  },
+} satisfies Record<string, Examples | Record<string, Examples>>;
+
+// ---- Matching (contract 11): POST /platform-customers/{id}/irm/match ----
+
+/** At most this many invoices in one match request. */
+export const MAX_MATCH_INVOICES = 5_000;
+
+const MatchInvoiceSchema = Type.Object(
+  {
+    sbCumInvoiceNumber: Type.String({
+      minLength: 1,
+      maxLength: 50,
+      description: 'Unique in the request. As in a push: for uploadType 101 a shipping bill of 1-7 digits (ERR25), otherwise 1-20 characters (ERR26, ERR27)',
+    }),
+    sbCumInvoiceDate: Text(20, 'ddMMyyyy or YYYY-MM-DD, a real date (ERR28); the pushes carry it as ddMMyyyy'),
+    sbCumInvoiceFCC: Text(10, '3-letter currency code: only IRMs in this currency can pay the invoice'),
+    sbCumInvoiceValueinFCC: Type.Number({ description: 'The invoice value: above 0, at most two decimals' }),
+    portCode: Text(20, '6-character port code from the port master (ERR29, ERR30)'),
+    billNo: Text(50, 'At most 20 characters (ERR31)'),
+    buyerName: Type.Optional(Nullable(Type.String({ maxLength: 200 }), {
+      description: "Compared with each IRM's remitter name, legal suffixes (Ltd, Inc, GmbH…), case, punctuation and accents ignored. Without it an invoice is matched only one-to-one, on amount, date and country",
+    })),
+    buyerCountry: Type.Optional(Nullable(Type.String({ maxLength: 100 }), { description: "The buyer's country, as an ISO code (US, GB) or a name (United States); compared with the remitter's" })),
+  },
+  { additionalProperties: false },
+);
+
+const ChargeToleranceSchema = Type.Object(
+  {
+    percent: Type.Optional(Type.Number({
+      minimum: 0,
+      maximum: 100,
+      default: 2,
+      description: 'Percent of the invoice value an invoice may be short by, 0 to 100 with at most two decimals (2 = 2%); 0 accepts exact payments only',
+    })),
+    maxAmount: Type.Optional(Nullable(Type.Number({ description: 'An amount with at most two decimals' }), {
+      default: 50,
+      description: "The most an invoice may be short by, in units of the invoice's own currency; null for no cap",
+    })),
+  },
+  {
+    additionalProperties: false,
+    default: { percent: 2, maxAmount: 50 },
+    description: 'Bank charges: an invoice counts as paid when the IRMs mapped to it fall short of its value by at most min(percent of the value, maxAmount). Default 2% capped at 50 units',
+  },
+);
+
+export const MatchBodySchema = Type.Object(
+  {
+    uploadType: Type.Union([Type.String({ maxLength: 20 }), Type.Integer()], {
+      description: 'The eBRCs to come, as in a push: 101-104 or DIRECT_EXPORT/GOODS, SOFTEX, SERVICES, DEEMED_EXPORT. SOFTEX (102) maps only the IT service purpose codes',
+    }),
+    chargeTolerance: Type.Optional(ChargeToleranceSchema),
+    maxDaysAfterInvoice: Type.Optional(Type.Integer({
+      minimum: 1,
+      maximum: 3650,
+      default: 365,
+      description: 'How many days after the invoice a payment may come (and, for an advance P0103, before it), 1 to 3650; by remittanceDate',
+    })),
+    invoices: Type.Array(MatchInvoiceSchema, { minItems: 1, maxItems: MAX_MATCH_INVOICES, description: `1 to ${MAX_MATCH_INVOICES} invoices` }),
+  },
+  { additionalProperties: false },
+);
+
+/** A line of a proposed push: the fields the match fills in; the optional ones (deductions, vostro, GST…) are yours to add. */
+const MatchPushLineSchema = Type.Object(
+  {
+    serialNo: Type.Integer(),
+    uploadType: Type.Integer(),
+    branchSlNo: Type.Integer(),
+    irmIfscCode: Type.String(),
+    irmAdCode: Type.String(),
+    irmNumber: Type.String(),
+    irmDt: Type.String({ description: "The IRM's issue date, ddMMyyyy" }),
+    irmFCC: Type.String(),
+    irmPurposeCode: Type.String(),
+    irmRemitAmtFCC: Type.Number({ description: "The IRM's available amount when this push is sent after the ones before it in `pushes`" }),
+    sbCumInvoiceNumber: Type.String(),
+    sbCumInvoiceDate: Type.String({ description: 'ddMMyyyy' }),
+    portCode: Type.String(),
+    billNo: Type.String(),
+    sbCumInvoiceFCC: Type.String(),
+    sbCumInvoiceValueinFCC: Type.Number(),
+    mappedIRMAmountFCC: Type.Number(),
+  },
+  { additionalProperties: false },
+);
+
+const MatchPushSchema = Type.Object(
+  {
+    platformCustomerId: Type.String(),
+    recordResCount: Type.Integer(),
+    uploadType: Type.String({ description: 'The code, 101-104' }),
+    decalarationFlag: Type.Literal('Y'),
+    ebrcBulkGenDtos: Type.Array(MatchPushLineSchema, { maxItems: MAX_LINES }),
+  },
+  { additionalProperties: false, description: 'A body for POST /api/v1/genebrc/push-irm, as it is' },
+);
+
+export const MatchAnswerSchema = Type.Object({
+  allocations: Type.Array(
+    Type.Object({
+      sbCumInvoiceNumber: Type.String(),
+      irmNumber: Type.String(),
+      mappedIRMAmountFCC: Money,
+      confidence: Type.Number({ minimum: 0, maximum: 1, description: 'How strong the evidence is, 0 to 1 (docs/matching.md): 0.9 and above an exact amount from a same-named remitter' }),
+      reasons: Type.Array(Type.String(), { description: 'Why: currency, amount, names, dates, one sentence each' }),
+    }),
+    { description: "Which IRM pays how much of which invoice: the invoices' order as sent" },
+  ),
+  unmatchedInvoices: Type.Array(Type.Object({ sbCumInvoiceNumber: Type.String(), remaining: Money }), {
+    description: 'Invoices not paid in full (nothing mapped, or short by more than the charge tolerance), with what is left',
+  }),
+  unusedIrms: Type.Array(Type.Object({ irmNumber: Type.String(), available: Money }), {
+    description: "IRMs the match considered (mappable, in the invoices' currencies, received within the dates the invoices allow) that keep a balance, with that balance",
+  }),
+  pushes: Type.Array(MatchPushSchema, {
+    description: 'Ready push bodies of at most 999 lines, together holding every allocation once; send them in this order (an IRM split over two pushes quotes its balance after the first)',
+  }),
+  parameters: Type.Object(
+    {
+      uploadType: Type.String(),
+      chargeTolerance: Type.Object({ percent: Type.Number(), maxAmount: Nullable(Type.Number()) }),
+      maxDaysAfterInvoice: Type.Integer(),
+    },
+    { description: 'What the match applied, defaults included' },
+  ),
+});
+
+/**
+ * Five invoices against demo.exporter's sandbox IRMs of April 2025 (the same in every sandbox): one paid exactly, one
+ * short by bank charges, an advance, two paid by one IRM; the EUR one finds no payment.
+ */
+const EXAMPLE_MATCH_REQUEST = {
+  uploadType: '101',
+  chargeTolerance: { percent: 2, maxAmount: 50 },
+  maxDaysAfterInvoice: 30,
+  invoices: [
+    { sbCumInvoiceNumber: '4120031', sbCumInvoiceDate: '24032025', sbCumInvoiceFCC: 'USD', sbCumInvoiceValueinFCC: 11312.29, portCode: 'INNSA1', billNo: 'EXP/2025/031', buyerName: 'NORTHWIND TRADERS, INC.', buyerCountry: 'United States' },
+    { sbCumInvoiceNumber: '4120032', sbCumInvoiceDate: '2025-03-25', sbCumInvoiceFCC: 'USD', sbCumInvoiceValueinFCC: 34480, portCode: 'INNSA1', billNo: 'EXP/2025/032', buyerName: 'Granite Peak Retail Corporation', buyerCountry: 'US' },
+    { sbCumInvoiceNumber: '4120033', sbCumInvoiceDate: '28032025', sbCumInvoiceFCC: 'USD', sbCumInvoiceValueinFCC: 6200, portCode: 'INBOM4', billNo: 'EXP/2025/033', buyerName: 'Maple Leaf Distributors Limited', buyerCountry: 'Canada' },
+    { sbCumInvoiceNumber: '4120034', sbCumInvoiceDate: '28032025', sbCumInvoiceFCC: 'USD', sbCumInvoiceValueinFCC: 5184.68, portCode: 'INBOM4', billNo: 'EXP/2025/034', buyerName: 'Maple Leaf Distributors Limited', buyerCountry: 'Canada' },
+    { sbCumInvoiceNumber: '4120035', sbCumInvoiceDate: '10042025', sbCumInvoiceFCC: 'USD', sbCumInvoiceValueinFCC: 50691.25, portCode: 'INDEL4', billNo: 'EXP/2025/035', buyerName: 'Blue Harbor Imports', buyerCountry: 'US' },
+    { sbCumInvoiceNumber: '4120036', sbCumInvoiceDate: '01032025', sbCumInvoiceFCC: 'EUR', sbCumInvoiceValueinFCC: 9800, portCode: 'INDEL4', billNo: 'EXP/2025/036', buyerName: 'Van der Berg Groothandel B.V.', buyerCountry: 'Netherlands' },
+  ],
+};
+
+export const MATCH_EXAMPLES = {
+  request: {
+    matched: {
+      summary: 'Six invoices: exact, short by bank charges, two paid by one IRM, an advance, and one unpaid',
+      description: "Against the sandbox account demo.exporter's IRMs (every sandbox has them)",
+      value: EXAMPLE_MATCH_REQUEST,
+    },
+  },
+  answer: {
+    matched: {
+      summary: 'Five invoices paid by four IRMs, in one push; the EUR invoice unpaid',
+      description: 'unusedIrms is shortened here to its first 3 entries (the sandbox answers 72: every USD and EUR IRM with a balance received within the 30 days the invoices allow)',
+      value: {
+        allocations: [
+          {
+            sbCumInvoiceNumber: '4120031',
+            irmNumber: 'HDFCIR0599001001000007',
+            mappedIRMAmountFCC: 11312.29,
+            confidence: 0.99,
+            reasons: [
+              'same currency USD',
+              'IRM balance 11312.29 equals the invoice value',
+              'remitter "Northwind Traders Inc" is buyer "NORTHWIND TRADERS, INC." once legal suffixes, case and punctuation are ignored',
+              "remitter country US is the buyer's",
+              'received 2025-04-01, 8 days after invoice date 2025-03-24',
+            ],
+          },
+          {
+            sbCumInvoiceNumber: '4120032',
+            irmNumber: 'ICICIR0599001001000013',
+            mappedIRMAmountFCC: 34445.18,
+            confidence: 0.9,
+            reasons: [
+              'same currency USD',
+              'IRM balance 34445.18 is the invoice value 34480.00 less 34.82 of bank charges (tolerance 50.00)',
+              'remitter "Granite Peak Retail Corp" is buyer "Granite Peak Retail Corporation" once legal suffixes, case and punctuation are ignored',
+              "remitter country US is the buyer's",
+              'received 2025-04-03, 9 days after invoice date 2025-03-25',
+            ],
+          },
+          {
+            sbCumInvoiceNumber: '4120033',
+            irmNumber: 'ICICIR0599001001000025',
+            mappedIRMAmountFCC: 6200,
+            confidence: 0.84,
+            reasons: [
+              'same currency USD',
+              'IRM balance 11384.68 settles 2 invoices totalling 11384.68 exactly',
+              'remitter "Maple Leaf Distributors Ltd" is buyer "Maple Leaf Distributors Limited" once legal suffixes, case and punctuation are ignored',
+              "remitter country CA is the buyer's",
+              'received 2025-04-08, 11 days after invoice date 2025-03-28',
+            ],
+          },
+          {
+            sbCumInvoiceNumber: '4120034',
+            irmNumber: 'ICICIR0599001001000025',
+            mappedIRMAmountFCC: 5184.68,
+            confidence: 0.84,
+            reasons: [
+              'same currency USD',
+              'IRM balance 11384.68 settles 2 invoices totalling 11384.68 exactly',
+              'remitter "Maple Leaf Distributors Ltd" is buyer "Maple Leaf Distributors Limited" once legal suffixes, case and punctuation are ignored',
+              "remitter country CA is the buyer's",
+              'received 2025-04-08, 11 days after invoice date 2025-03-28',
+            ],
+          },
+          {
+            sbCumInvoiceNumber: '4120035',
+            irmNumber: 'ICICIR0599001001000005',
+            mappedIRMAmountFCC: 50691.25,
+            confidence: 0.99,
+            reasons: [
+              'same currency USD',
+              'IRM balance 50691.25 equals the invoice value',
+              'remitter "Blue Harbor Imports LLC" is buyer "Blue Harbor Imports" once legal suffixes, case and punctuation are ignored',
+              "remitter country US is the buyer's",
+              'advance (P0103) received 2025-04-02, 8 days before invoice date 2025-04-10',
+            ],
+          },
+        ],
+        unmatchedInvoices: [{ sbCumInvoiceNumber: '4120036', remaining: 9800 }],
+        unusedIrms: [
+          { irmNumber: 'ICICIR0599001001000000', available: 1358.87 },
+          { irmNumber: 'ICICIR0599001001000001', available: 27892.68 },
+          { irmNumber: 'ICICIR0599001001000003', available: 59727.28 },
+        ],
+        pushes: [
+          {
+            platformCustomerId: EXAMPLE_CUSTOMER_ID,
+            recordResCount: 5,
+            uploadType: '101',
+            decalarationFlag: 'Y',
+            ebrcBulkGenDtos: [
+              {
+                serialNo: 1,
+                uploadType: 101,
+                branchSlNo: 0,
+                irmIfscCode: 'ICIC0000104',
+                irmAdCode: '6390004',
+                irmNumber: 'ICICIR0599001001000025',
+                irmDt: '09042025',
+                irmFCC: 'USD',
+                irmPurposeCode: 'P0102',
+                irmRemitAmtFCC: 11384.68,
+                sbCumInvoiceNumber: '4120033',
+                sbCumInvoiceDate: '28032025',
+                portCode: 'INBOM4',
+                billNo: 'EXP/2025/033',
+                sbCumInvoiceFCC: 'USD',
+                sbCumInvoiceValueinFCC: 6200,
+                mappedIRMAmountFCC: 6200,
+              },
+              {
+                serialNo: 2,
+                uploadType: 101,
+                branchSlNo: 0,
+                irmIfscCode: 'ICIC0000104',
+                irmAdCode: '6390004',
+                irmNumber: 'ICICIR0599001001000025',
+                irmDt: '09042025',
+                irmFCC: 'USD',
+                irmPurposeCode: 'P0102',
+                irmRemitAmtFCC: 11384.68,
+                sbCumInvoiceNumber: '4120034',
+                sbCumInvoiceDate: '28032025',
+                portCode: 'INBOM4',
+                billNo: 'EXP/2025/034',
+                sbCumInvoiceFCC: 'USD',
+                sbCumInvoiceValueinFCC: 5184.68,
+                mappedIRMAmountFCC: 5184.68,
+              },
+              {
+                serialNo: 3,
+                uploadType: 101,
+                branchSlNo: 0,
+                irmIfscCode: 'HDFC0000240',
+                irmAdCode: '0510002',
+                irmNumber: 'HDFCIR0599001001000007',
+                irmDt: '03042025',
+                irmFCC: 'USD',
+                irmPurposeCode: 'P0102',
+                irmRemitAmtFCC: 11312.29,
+                sbCumInvoiceNumber: '4120031',
+                sbCumInvoiceDate: '24032025',
+                portCode: 'INNSA1',
+                billNo: 'EXP/2025/031',
+                sbCumInvoiceFCC: 'USD',
+                sbCumInvoiceValueinFCC: 11312.29,
+                mappedIRMAmountFCC: 11312.29,
+              },
+              {
+                serialNo: 4,
+                uploadType: 101,
+                branchSlNo: 0,
+                irmIfscCode: 'ICIC0000104',
+                irmAdCode: '6390004',
+                irmNumber: 'ICICIR0599001001000013',
+                irmDt: '05042025',
+                irmFCC: 'USD',
+                irmPurposeCode: 'P0102',
+                irmRemitAmtFCC: 34445.18,
+                sbCumInvoiceNumber: '4120032',
+                sbCumInvoiceDate: '25032025',
+                portCode: 'INNSA1',
+                billNo: 'EXP/2025/032',
+                sbCumInvoiceFCC: 'USD',
+                sbCumInvoiceValueinFCC: 34480,
+                mappedIRMAmountFCC: 34445.18,
+              },
+              {
+                serialNo: 5,
+                uploadType: 101,
+                branchSlNo: 0,
+                irmIfscCode: 'ICIC0000104',
+                irmAdCode: '6390004',
+                irmNumber: 'ICICIR0599001001000005',
+                irmDt: '02042025',
+                irmFCC: 'USD',
+                irmPurposeCode: 'P0103',
+                irmRemitAmtFCC: 50691.25,
+                sbCumInvoiceNumber: '4120035',
+                sbCumInvoiceDate: '10042025',
+                portCode: 'INDEL4',
+                billNo: 'EXP/2025/035',
+                sbCumInvoiceFCC: 'USD',
+                sbCumInvoiceValueinFCC: 50691.25,
+                mappedIRMAmountFCC: 50691.25,
+              },
+            ],
+          },
+        ],
+        parameters: { uploadType: '101', chargeTolerance: { percent: 2, maxAmount: 50 }, maxDaysAfterInvoice: 30 },
+      },
+    },
+  },
+} satisfies Record<string, Examples>;

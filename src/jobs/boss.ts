@@ -30,3 +30,26 @@ export function executorOf(tx: Kysely<Schema>) {
     executeSql: async (text: string, values?: unknown[]) => ({ rows: [...(await tx.executeQuery(CompiledQuery.raw(text, values ?? []))).rows] }),
   };
 }
+
+/**
+ * Cancels the running jobs, keyed by `keys`, that no live process works on, so that they can be queued again at once:
+ * on the embedded database every running job (this process holds the data folder and has not started working), on
+ * PostgreSQL those whose heartbeat has stopped (or that never had one). Returns the keys whose jobs were cancelled.
+ */
+export async function cancelOrphanedJobs(boss: PgBoss, database: Database, queue: string, keys: readonly string[]): Promise<string[]> {
+  const everyRunningJob = database.kind === 'embedded';
+  const silentSince = Date.now() - HEARTBEAT_SECONDS * 1000;
+  const cancelled: string[] = [];
+  for (const key of keys) {
+    const jobs = await boss.findJobs(queue, { key });
+    const orphaned = jobs.filter(
+      (job) =>
+        job.state === 'active' &&
+        (everyRunningJob || job.heartbeatSeconds === null || (job.heartbeatOn ?? job.startedOn).getTime() < silentSince),
+    );
+    if (orphaned.length === 0) continue;
+    await boss.cancel(queue, orphaned.map((job) => job.id));
+    cancelled.push(key);
+  }
+  return cancelled;
+}

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import { purgeExpiredSessions } from '../store/console-sessions.ts';
 import { purgeEventsBefore } from '../store/events.ts';
 import { purgeExpiredKeys } from '../store/idempotency.ts';
 import type { Schema } from '../store/schema.ts';
@@ -38,7 +39,7 @@ export class Housekeeping {
     this.#timer.unref();
   }
 
-  /** One pass (or the one already under way); returns how many expired records (keys and events) it deleted. */
+  /** One pass (or the one already under way); returns how many expired records (keys, events, console sessions) it deleted. */
   runOnce(): Promise<number> {
     this.#running ??= this.#purge().finally(() => {
       this.#running = undefined;
@@ -52,7 +53,9 @@ export class Housekeeping {
     const before = new Date(Date.now() - this.#eventRetentionMs);
     const events = await this.#inBatches((limit) => purgeEventsBefore(this.#db, before, limit));
     if (events > 0) this.#log.info({ purged: events, before }, 'purged events past their retention');
-    return keys + events;
+    const sessions = await this.#inBatches((limit) => purgeExpiredSessions(this.#db, limit));
+    if (sessions > 0) this.#log.info({ purged: sessions }, 'purged expired console sessions');
+    return keys + events + sessions;
   }
 
   async #inBatches(purge: (limit: number) => Promise<number>): Promise<number> {

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../store/database.ts';
 import { openRequestIds } from '../store/requests.ts';
 import type { Schema } from '../store/schema.ts';
-import { executorOf, HEARTBEAT_SECONDS } from './boss.ts';
+import { cancelOrphanedJobs, executorOf, HEARTBEAT_SECONDS } from './boss.ts';
 import type { RequestScheduler } from './scheduler.ts';
 
 const QUEUE = 'genebrc-advance';
@@ -104,25 +104,10 @@ export class RequestPoller implements RequestScheduler {
     }
   }
 
-  /**
-   * Cancels the running jobs of open requests that no live process works on, so that recover() queues them again at
-   * once: on the embedded database every running job (this process holds the data folder and has not started
-   * working), on PostgreSQL those whose heartbeat has stopped (or that never had one: queued before heartbeats).
-   */
+  /** Cancels the running jobs of open requests that no live process works on, so that recover() queues them again. */
   async #cancelOrphanedJobs(): Promise<void> {
-    const everyRunningJob = this.#database.kind === 'embedded';
-    const silentSince = Date.now() - HEARTBEAT_SECONDS * 1000;
-    for (const requestId of await openRequestIds(this.#database.db, RECOVERY_BATCH)) {
-      const jobs = await this.#boss.findJobs<AdvanceJob>(QUEUE, { key: requestId });
-      const orphaned = jobs.filter(
-        (job) =>
-          job.state === 'active' &&
-          (everyRunningJob || job.heartbeatSeconds === null || (job.heartbeatOn ?? job.startedOn).getTime() < silentSince),
-      );
-      if (orphaned.length === 0) continue;
-      this.#log.info({ request: requestId, jobs: orphaned.map((job) => job.id) }, 'cancelled the poll jobs of a process that died; polling again now');
-      await this.#boss.cancel(QUEUE, orphaned.map((job) => job.id));
-    }
+    const requests = await cancelOrphanedJobs(this.#boss, this.#database, QUEUE, await openRequestIds(this.#database.db, RECOVERY_BATCH));
+    if (requests.length > 0) this.#log.info({ requests }, 'cancelled the poll jobs of a process that died; polling again now');
   }
 
   /** Stops the recovery sweep; the boss's own stop ends the work under way. */

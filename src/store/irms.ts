@@ -147,3 +147,99 @@ export async function findIrmsByNumber(db: Kysely<Schema>, customerId: string, i
 export async function markIrmsPulled(db: Kysely<Schema>, customerId: string, at: Date): Promise<void> {
   await db.updateTable('platform_customers').set({ irms_pulled_at: at }).where('id', '=', customerId).execute();
 }
+
+/** What a match (src/services/irm-matching.ts) reads of an IRM: its evidence and the push line's IRM side. */
+export type IrmForMatch = Pick<
+  IrmRow,
+  | 'irm_number'
+  | 'irm_issue_date'
+  | 'ifsc_code'
+  | 'remittance_ad_code'
+  | 'remittance_date'
+  | 'remittance_fcc'
+  | 'purpose_of_remittance'
+  | 'irm_available_amt'
+  | 'remitter_name'
+  | 'remitter_country'
+>;
+
+/**
+ * The customer's IRMs with an available balance, in the given currencies, received (remittance_date) within the given
+ * dates, inclusive: oldest remittance first, then IRM number, at most `limit` of them. One statement; it reads the
+ * customer's rows by irms_customer_number's leading column and filters them (no index of its own: a customer's IRMs are
+ * thousands, and the dates and balance are what cut them).
+ */
+export async function findIrmsForMatch(
+  db: Kysely<Schema>,
+  filter: { customerId: string; currencies: readonly string[]; fromDate: string; toDate: string; limit: number },
+): Promise<IrmForMatch[]> {
+  if (filter.currencies.length === 0 || filter.limit <= 0) return [];
+  return db
+    .selectFrom('irms')
+    .select([
+      'irm_number',
+      'irm_issue_date',
+      'ifsc_code',
+      'remittance_ad_code',
+      'remittance_date',
+      'remittance_fcc',
+      'purpose_of_remittance',
+      'irm_available_amt',
+      'remitter_name',
+      'remitter_country',
+    ])
+    .where('platform_customer_id', '=', filter.customerId)
+    .where(sql<boolean>`irm_available_amt > 0`)
+    .where('remittance_fcc', 'in', [...filter.currencies])
+    .where('remittance_date', '>=', filter.fromDate)
+    .where('remittance_date', '<=', filter.toDate)
+    .orderBy('remittance_date')
+    .orderBy('irm_number')
+    .limit(filter.limit)
+    .execute();
+}
+
+/** What the spreadsheet template shows of an IRM, and decides by. */
+export type IrmForTemplate = Pick<
+  IrmRow,
+  'irm_number' | 'irm_issue_date' | 'ifsc_code' | 'remittance_ad_code' | 'remittance_fcc' | 'purpose_of_remittance' | 'irm_available_amt'
+>;
+
+/** How many IRMs one statement of irmsInListOrder reads. */
+export const IRM_READ_BATCH = 1_000;
+
+/**
+ * Every IRM of the customer that the filter matches, in the list's order (newest issue date first, then IRM number),
+ * read `batchSize` at a time with a keyset on (issue date, IRM number) over irms_customer_newest: each statement starts
+ * where the last one stopped, so reading 100,000 IRMs costs 100 short statements, holds one batch in memory and no
+ * transaction or connection between batches. An IRM's issue date never changes (upsertIrms keeps it as first seen),
+ * so an IRM is read once even while pulls and pushes change the others; balances are each batch's as it is read.
+ */
+export async function* irmsInListOrder(
+  db: Kysely<Schema>,
+  filter: IrmFilter,
+  batchSize: number = IRM_READ_BATCH,
+): AsyncGenerator<IrmForTemplate> {
+  let after: { date: string; number: string } | undefined;
+  for (;;) {
+    let query = db
+      .selectFrom('irms')
+      .select(['irm_number', 'irm_issue_date', 'ifsc_code', 'remittance_ad_code', 'remittance_fcc', 'purpose_of_remittance', 'irm_available_amt'])
+      .where('platform_customer_id', '=', filter.customerId);
+    if (filter.irmNumber) query = query.where('irm_number', '=', filter.irmNumber);
+    if (filter.fromDate) query = query.where('irm_issue_date', '>=', filter.fromDate);
+    if (filter.toDate) query = query.where('irm_issue_date', '<=', filter.toDate);
+    if (after) {
+      const { date, number } = after;
+      // The order mixes directions, so no row comparison: an index bound on the date, then the rest of that date.
+      query = query
+        .where('irm_issue_date', '<=', date)
+        .where((eb) => eb.or([eb('irm_issue_date', '<', date), eb('irm_number', '>', number)]));
+    }
+    const batch = await query.orderBy('irm_issue_date', 'desc').orderBy('irm_number', 'asc').limit(batchSize).execute();
+    yield* batch;
+    if (batch.length < batchSize) return;
+    const last = batch[batch.length - 1]!;
+    after = { date: last.irm_issue_date, number: last.irm_number };
+  }
+}

@@ -1,8 +1,10 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { isUuid } from './ids.ts';
+import { readPage, type PageWindow } from './paging.ts';
 import type { Schema } from './schema.ts';
 
 export type PlatformRow = { id: string; name: string; createdAt: Date };
-export type ApiKeyRow = { id: string; platformId: string; displayPrefix: string; createdAt: Date; revokedAt: Date | null };
+export type ApiKeyRow = { id: string; platformId: string; displayPrefix: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
 
 export async function insertPlatform(db: Kysely<Schema>, platform: { id: string; name: string }): Promise<PlatformRow> {
   const row = await db.insertInto('platforms').values(platform).returningAll().executeTakeFirstOrThrow();
@@ -10,13 +12,29 @@ export async function insertPlatform(db: Kysely<Schema>, platform: { id: string;
 }
 
 export async function findPlatform(db: Kysely<Schema>, id: string): Promise<PlatformRow | undefined> {
+  if (!isUuid(id)) return undefined;
   const row = await db.selectFrom('platforms').selectAll().where('id', '=', id).executeTakeFirst();
   return row && { id: row.id, name: row.name, createdAt: row.created_at };
 }
 
-export async function listPlatforms(db: Kysely<Schema>): Promise<PlatformRow[]> {
-  const rows = await db.selectFrom('platforms').selectAll().orderBy('created_at').orderBy('id').execute();
-  return rows.map((row) => ({ id: row.id, name: row.name, createdAt: row.created_at }));
+/** Operator tables (platforms, a platform's keys and console users) counted for a list's total: never reached. */
+export const OPERATOR_ROWS_COUNTED_AT_MOST = 100_000;
+
+/** A page of the platforms, newest first, and how many there are. */
+export async function listPlatformsPage(db: Kysely<Schema>, page: { offset: number; limit: number }): Promise<{ rows: PlatformRow[]; total: number }> {
+  const rowsOf = (window: PageWindow) => {
+    const direction = window.reverse ? 'asc' : 'desc';
+    return db
+      .selectFrom('platforms')
+      .select(['id', 'name', 'created_at'])
+      .orderBy('created_at', direction)
+      .orderBy('id', direction)
+      .offset(window.offset)
+      .limit(window.limit);
+  };
+  const total = sql<number>`(select count(*)::int from (select 1 from platforms limit ${OPERATOR_ROWS_COUNTED_AT_MOST}) as counted)`;
+  const { rows, total: counted } = await readPage(db, page, rowsOf, total);
+  return { rows: rows.map((row) => ({ id: row.id, name: row.name, createdAt: row.created_at })), total: counted };
 }
 
 export async function anyPlatformExists(db: Kysely<Schema>): Promise<boolean> {
@@ -35,15 +53,46 @@ export async function insertApiKey(
   return toApiKey(row);
 }
 
-export async function listApiKeys(db: Kysely<Schema>, platformId: string): Promise<ApiKeyRow[]> {
-  const rows = await db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('platform_id', '=', platformId)
-    .orderBy('created_at')
-    .orderBy('id')
+/** A page of the platform's keys, newest first, and how many it has. */
+export async function listApiKeysPage(
+  db: Kysely<Schema>,
+  query: { platformId: string; offset: number; limit: number },
+): Promise<{ rows: ApiKeyRow[]; total: number }> {
+  const rowsOf = (window: PageWindow) => {
+    const direction = window.reverse ? 'asc' : 'desc';
+    return db
+      .selectFrom('api_keys')
+      .select(API_KEY_COLUMNS)
+      .where('platform_id', '=', query.platformId)
+      .orderBy('created_at', direction)
+      .orderBy('id', direction)
+      .offset(window.offset)
+      .limit(window.limit);
+  };
+  const total = sql<number>`(select count(*)::int from (
+    select 1 from api_keys where platform_id = ${query.platformId} limit ${OPERATOR_ROWS_COUNTED_AT_MOST}) as counted)`;
+  const { rows, total: counted } = await readPage(db, query, rowsOf, total);
+  return { rows: rows.map(toApiKey), total: counted };
+}
+
+export async function findApiKey(db: Kysely<Schema>, keyId: string): Promise<ApiKeyRow | undefined> {
+  if (!isUuid(keyId)) return undefined;
+  const row = await db.selectFrom('api_keys').select(API_KEY_COLUMNS).where('id', '=', keyId).executeTakeFirst();
+  return row && toApiKey(row);
+}
+
+/**
+ * Records that these keys were used at `at`. Never moves `last_used_at` back (several processes write it, each at
+ * most once a minute per key: see ApiKeyAuthenticator).
+ */
+export async function touchApiKeys(db: Kysely<Schema>, keyIds: string[], at: Date): Promise<void> {
+  if (keyIds.length === 0) return;
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at })
+    .where('id', 'in', keyIds)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
     .execute();
-  return rows.map(toApiKey);
 }
 
 /**
@@ -51,6 +100,7 @@ export async function listApiKeys(db: Kysely<Schema>, platformId: string): Promi
  * `alreadyRevoked` says the key was revoked before this call (at `revokedAt`).
  */
 export async function revokeApiKey(db: Kysely<Schema>, keyId: string): Promise<(ApiKeyRow & { alreadyRevoked: boolean }) | undefined> {
+  if (!isUuid(keyId)) return undefined;
   const revoked = await db
     .updateTable('api_keys')
     .set({ revoked_at: new Date() })
@@ -74,6 +124,23 @@ export async function findActiveKeyByHash(db: Kysely<Schema>, keyHash: string): 
   return row && { keyId: row.id, platformId: row.platform_id };
 }
 
-function toApiKey(row: { id: string; platform_id: string; display_prefix: string; created_at: Date; revoked_at: Date | null }): ApiKeyRow {
-  return { id: row.id, platformId: row.platform_id, displayPrefix: row.display_prefix, createdAt: row.created_at, revokedAt: row.revoked_at };
+/** Every column but the key's hash, which nothing outside authentication reads. */
+const API_KEY_COLUMNS = ['id', 'platform_id', 'display_prefix', 'created_at', 'last_used_at', 'revoked_at'] as const;
+
+function toApiKey(row: {
+  id: string;
+  platform_id: string;
+  display_prefix: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}): ApiKeyRow {
+  return {
+    id: row.id,
+    platformId: row.platform_id,
+    displayPrefix: row.display_prefix,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
 }

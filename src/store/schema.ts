@@ -21,6 +21,7 @@ export type ApiKeysTable = {
   display_prefix: string;
   created_at: Timestamp;
   revoked_at: Date | null;
+  last_used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 };
 
 export type PlatformCustomersTable = {
@@ -204,6 +205,55 @@ export type WebhookAttemptsTable = {
   next_attempt_at: Date | null;
 };
 
+export type BulkUploadProblem = { row: number | null; column: string | null; code: string; message: string };
+
+export type BulkUploadsTable = {
+  id: string;
+  platform_id: string;
+  platform_customer_id: string;
+  status: 'validating' | 'rejected' | 'pushing' | 'completed';
+  file_name: string;
+  file_sha256: string;
+  file_content: ColumnType<Uint8Array | null, Uint8Array | null | undefined, Uint8Array | null>;
+  upload_type: string;
+  declaration_flag: string;
+  row_count: ColumnType<number | null, number | null | undefined, number | null>;
+  rows_done: Generated<number>;
+  errors: ColumnType<BulkUploadProblem[], string | undefined, string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type BulkUploadPushesTable = {
+  upload_id: string;
+  push_index: number;
+  spreadsheet_rows: Json<number[]>;
+  lines: Json<Record<string, unknown>[]>;
+  request_id: ColumnType<string | null, string | null | undefined, string | null>;
+  ack_status: ColumnType<'Validated' | 'Failed' | null, 'Validated' | 'Failed' | null | undefined, 'Validated' | 'Failed' | null>;
+  errors: ColumnType<BulkUploadProblem[], string | undefined, string>;
+};
+
+export type ConsoleUsersTable = {
+  id: string;
+  platform_id: string;
+  email: string;
+  password_hash: string;
+  disabled: Generated<boolean>;
+  failed_sign_ins: Generated<number>;
+  last_failed_sign_in_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+export type ConsoleSessionsTable = {
+  /** SHA-256 of the session cookie's token: the token itself is never stored. */
+  token_hash: Uint8Array;
+  user_id: string;
+  created_at: Timestamp;
+  expires_at: Date;
+};
+
 export type Schema = {
   platforms: PlatformsTable;
   api_keys: ApiKeysTable;
@@ -221,4 +271,8 @@ export type Schema = {
   event_day_counts: EventDayCountsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_attempts: WebhookAttemptsTable;
+  bulk_uploads: BulkUploadsTable;
+  bulk_upload_pushes: BulkUploadPushesTable;
+  console_users: ConsoleUsersTable;
+  console_sessions: ConsoleSessionsTable;
 };

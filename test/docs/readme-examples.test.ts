@@ -46,10 +46,18 @@ const PROMISES: Promise_[] = [
   { block: 'status=PARTIALLY_PROCESSED', shows: [/^HTTP\/1\.1 200/m, /x-total-count: 1/i] },
   { block: '"$API/platform-customers?search=demo', shows: [/"Demo Exporter"/] },
   { block: 'certificate.pdf"', shows: [/"ebrcNumber": "EBRC/] },
+  { block: '/irm/template?format=csv"', shows: [/^serialNo,uploadType,branchSlNo,irmIfscCode,irmAdCode,irmNumber,irmDt,/m] },
+  { block: '-F file=@lines.csv', shows: [/"status":"validating"/] },
+  { block: '"$API/genebrc/uploads/$UPLOAD"', shows: [/"status": "completed"/, /"rowsDone": 1\b/, /"ackStatus": "Validated"/, /"errors": \[\]/] },
+  { block: '/irm/match"', shows: [/once legal suffixes, case and punctuation are ignored/, /less 20\.00 of bank charges/, /"unmatchedInvoices": \[\]/, /"ackStatus":"Validated"/] },
   { block: '"$API/webhook-endpoints" -H "x-api-key: $KEY" -H', shows: [/"secret": "whsec_/] },
   { block: '/deliveries"', shows: [/"eventType": "webhook\.test"/, /"status": "(failed|succeeded)"/], eventually: true },
   { block: '/redeliver"', shows: [/"eventId": "evt_/] },
   { block: 'type=ebrc.generated', shows: [/"type": "ebrc\.generated"/] },
+  { block: '"$ADMIN/platforms?page=1&limit=10"', shows: [/"name": "Demo platform"/] },
+  { block: '"$ADMIN/api-keys/$KEY_ID/revoke"', shows: [/"apiKey":"ebrc_test_/, /"revokedAt": "20/, /"lastUsedAt": null/] },
+  { block: '"$ADMIN/platforms/$PLATFORM/users"', shows: [/"email": "ops@acme-payments\.example"/, /"disabled": false/] },
+  { block: '"$ADMIN/users/$USER_ID"', shows: [/"disabled": true/] },
   { block: '/sandbox/issueApiCredentials', shows: [/"client_Id"/] },
 ];
 
@@ -137,6 +145,8 @@ async function runExamples(t: TestContext, requestedPort: number): Promise<void>
       LANG: 'C.UTF-8',
       PORT: port,
       SANDBOX_PORT: sandboxPort,
+      // A reader who set DATA_DIR for the service has it in the shell too: the admin examples read its token file.
+      DATA_DIR: scratch.dataDir,
     });
     const ran: string[] = [];
     const skipped: string[] = [];

@@ -34,11 +34,16 @@ const SEND_ORDER = [
   'checkAuthorityCredentials',
   'putAuthorityApiCredentials',
   'refreshIrms',
+  'matchIrms',
+  'getIrmTemplate',
   'pushIrm',
   'getGenebrcStatus',
   'listGenebrcRequests',
   'listEbrcs',
   'getEbrcCertificate',
+  'createUpload',
+  'getUpload',
+  'listUploads',
   'createWebhookEndpoint',
   'listWebhookEndpoints',
   'getWebhookEndpoint',
@@ -50,8 +55,21 @@ const SEND_ORDER = [
   'getEvent',
   'redeliverWebhookEvent',
   'deleteWebhookEndpoint',
+  'createPlatform',
+  'listPlatforms',
+  'getPlatform',
+  'issueApiKey',
+  'listApiKeys',
+  'getApiKey',
+  'revokeApiKey',
+  'createConsoleUser',
+  'listConsoleUsers',
+  'updateConsoleUser',
   'getMetrics',
 ];
+
+/** The admin API's bearer token for this service (/admin/v1 examples). */
+const ADMIN_TOKEN = 'openapi-examples-admin-token-0123456789abcdef';
 
 type Operation = { path: string; method: (typeof METHODS)[number]; pointer: string; op: any };
 type Example = { name: string; value: unknown };
@@ -187,7 +205,9 @@ describeEachBackend(
       // What the examples need: a verified customer with IRMs (demo.exporter, as the examples say).
       const customerId = await verifiedCustomer(h, 'examples@demo-exports.example');
       await firstRefresh(h, customerId);
-      const ids = { newCustomer: '', requestId: '', ebrcNumber: '', endpointId: '', eventId: '' };
+      const ids = { newCustomer: '', requestId: '', ebrcNumber: '', endpointId: '', eventId: '', uploadId: '' };
+      // The admin examples' platform, key and user, made by their create examples.
+      const adminIds = { platformId: '', apiKeyId: '', userId: '' };
       const replacements = () =>
         new Map<string, string>(
           ([
@@ -228,11 +248,32 @@ describeEachBackend(
         return { ...body, ebrcBulkGenDtos: [live] };
       }
 
+      /**
+       * The example upload as the multipart form it stands for: its CSV's one row made live as the push example is
+       * (another invoice number, so that it is not the pushed example's invoice again).
+       */
+      async function liveUploadForm(example: any): Promise<FormData> {
+        const [header, row] = (example.file as string).trim().split('\r\n').map((line) => line.split(','));
+        const line = Object.fromEntries(header!.map((column, i) => [column, row![i] === '' ? undefined : row![i]]));
+        const amounts = { irmRemitAmtFCC: Number(line.irmRemitAmtFCC), sbCumInvoiceValueinFCC: Number(line.sbCumInvoiceValueinFCC), mappedIRMAmountFCC: Number(line.mappedIRMAmountFCC) };
+        const live = (await livePush({ ebrcBulkGenDtos: [{ ...line, ...amounts }] })).ebrcBulkGenDtos[0];
+        live.sbCumInvoiceNumber = String(Number(live.sbCumInvoiceNumber) + 1);
+        const csv = [header!.join(','), header!.map((column) => live[column] ?? '').join(',')].join('\r\n') + '\r\n';
+        const form = new FormData();
+        for (const field of ['platformCustomerId', 'uploadType', 'decalarationFlag']) form.append(field, example[field]);
+        form.append('file', new Blob([csv], { type: 'text/csv' }), 'irm-template-filled.csv');
+        return form;
+      }
+
       function pathOf(operation: Operation): string {
         return operation.path.replace(/\{(\w+)\}/g, (_whole, name: string) => {
           if (name === 'ebrcNumber') return ids.ebrcNumber;
+          if (operation.path.startsWith('/api/v1/genebrc/uploads/')) return ids.uploadId;
           if (operation.path.startsWith('/api/v1/webhook-endpoints/')) return ids.endpointId;
           if (operation.path.startsWith('/api/v1/events/')) return ids.eventId;
+          if (operation.path.startsWith('/admin/v1/platforms/')) return adminIds.platformId;
+          if (operation.path.startsWith('/admin/v1/api-keys/')) return adminIds.apiKeyId;
+          if (operation.path.startsWith('/admin/v1/users/')) return adminIds.userId;
           // The credential set example replaces a customer's set: it goes to the customer the create example made.
           return operation.op.operationId === 'putAuthorityApiCredentials' ? ids.newCustomer : customerId;
         });
@@ -244,7 +285,7 @@ describeEachBackend(
         assert.ok(operation, `${operationId} is in the document`);
         const { op } = operation;
         const successStatus = Object.keys(op.responses).filter((status) => status.startsWith('2')).sort()[0]!;
-        const bodyMedia = op.requestBody?.content?.['application/json'];
+        const bodyMedia = op.requestBody?.content?.['application/json'] ?? op.requestBody?.content?.['multipart/form-data'];
         const requests: (Example | undefined)[] = bodyMedia ? examplesOf(bodyMedia) : [undefined];
         const query: Record<string, string> = {};
         for (const parameter of op.parameters ?? []) {
@@ -256,6 +297,7 @@ describeEachBackend(
         for (const example of requests) {
           let body = example === undefined ? undefined : deepReplace(example.value, replacements());
           if (operationId === 'pushIrm') body = await livePush(body);
+          if (operationId === 'createUpload') body = await liveUploadForm(body);
           const expected = Object.entries<any>(op.responses).find(([, response]) =>
             Object.values<any>(response.content ?? {}).some((media) => examplesOf(media).some(({ name }) => name === example?.name)),
           )?.[0] ?? successStatus;
@@ -264,6 +306,7 @@ describeEachBackend(
             ...(Object.keys(query).length > 0 ? { query } : {}),
             ...(body === undefined ? {} : { body }),
             ...(url.startsWith('/api/v1/') ? {} : { key: null }),
+            ...(url.startsWith('/admin/v1/') ? { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } } : {}),
           });
           const what = `${operationId} example ${example?.name ?? '(no body)'}`;
           assert.equal(String(sent.status), expected, `${what}: ${sent.text.slice(0, 1000)}`);
@@ -289,10 +332,14 @@ describeEachBackend(
             ids.ebrcNumber = sent.body.data[0].ebrcNumber;
           }
           if (operationId === 'createWebhookEndpoint') ids.endpointId = sent.body.id;
+          if (operationId === 'createUpload') ids.uploadId = sent.body.id;
           if (operationId === 'listEvents') ids.eventId = sent.body.items[0].id;
+          if (operationId === 'createPlatform') adminIds.platformId = sent.body.platform.id;
+          if (operationId === 'issueApiKey') adminIds.apiKeyId = sent.body.id;
+          if (operationId === 'createConsoleUser') adminIds.userId = sent.body.id;
         }
       }
     });
   },
-  { env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', RUN_WEBHOOKS: 'false' } },
+  { env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', RUN_WEBHOOKS: 'false', ADMIN_TOKEN } },
 );

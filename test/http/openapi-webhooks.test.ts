@@ -105,8 +105,9 @@ describe('the OpenAPI webhooks section', () => {
     assert.equal(dataOf('platform_customer.credentials_invalid').$ref, '#/components/schemas/PlatformCustomer');
     assert.equal(dataOf('irm.received').$ref, '#/components/schemas/Irm');
     assert.equal(dataOf('ebrc.generated').$ref, '#/components/schemas/Ebrc');
-    assert.equal(dataOf('bulk_upload.completed').type, 'object');
-    assert.match(dataOf('bulk_upload.completed').description, /not yet produced/);
+    // bulk_upload.completed: the upload as GET /genebrc/uploads/{id} answers it.
+    assert.equal(dataOf('bulk_upload.completed').$ref, '#/components/schemas/BulkUpload');
+    assert.equal(doc.paths['/api/v1/genebrc/uploads/{id}'].get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/BulkUpload');
     assert.deepEqual(Object.keys(dataOf('webhook.test').properties).sort(), ['endpointId', 'message', 'url']);
     // Every event but the test concerns a customer.
     for (const type of EVENT_TYPES) {

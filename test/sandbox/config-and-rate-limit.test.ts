@@ -11,6 +11,7 @@ describe('the sandbox program\'s settings', () => {
       dataDir: './data-sandbox',
       databaseUrl: undefined,
       processingDelayMs: 3000,
+      pushAnswerDelayMs: 0,
       allowedIps: null,
       rateLimitPerSecond: 50,
       rateLimitBurst: 100,
@@ -23,6 +24,7 @@ describe('the sandbox program\'s settings', () => {
     for (const [name, value] of [
       ['SANDBOX_PORT', '70000'],
       ['SANDBOX_PROCESSING_DELAY_MS', '-1'],
+      ['SANDBOX_PUSH_ANSWER_DELAY_MS', '60001'],
       ['SANDBOX_RATE_LIMIT_PER_SECOND', '0'],
       ['SANDBOX_ENVELOPE_PROFILE', 'aes-cbc'],
       ['SANDBOX_DATABASE_URL', 'mysql://x'],

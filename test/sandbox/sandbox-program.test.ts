@@ -624,6 +624,23 @@ for (const backend of backends()) {
       assert.deepEqual([badSecret.status, badSecret.body.errorCode], [400, 'ERR04']);
     });
 
+    test('with SANDBOX_PUSH_ANSWER_DELAY_MS a push is stored at once and answered after the delay', async () => {
+      const delayMs = 600;
+      await restart({ pushAnswerDelayMs: delayMs });
+      const irm = takeIrm();
+      const started = Date.now();
+      const answered = pushAccepted(pushMessage([lineFor(irm, { serialNo: 1, mapped: '0.01' })]));
+      let reservedAfterMs: number | undefined;
+      while (reservedAfterMs === undefined && Date.now() - started < delayMs * 10) {
+        if ((await currentIrm(irm.irmNumber)).irmUtilizedAmt === '0.01') reservedAfterMs = Date.now() - started;
+        else await sleep(20);
+      }
+      await answered;
+      const answeredAfterMs = Date.now() - started;
+      assert.ok(reservedAfterMs !== undefined && reservedAfterMs < answeredAfterMs, `reserved after ${reservedAfterMs} ms, answered after ${answeredAfterMs} ms`);
+      assert.ok(answeredAfterMs >= delayMs, `answered after ${answeredAfterMs} ms`);
+    });
+
     test('after a restart with an allow-list: the same credential set, and 403 for a caller outside it', async () => {
       await restart({ allowedIps: readAllowList('10.20.30.40, 192.168.0.0/16') });
       assert.deepEqual(credentialSetToText(await issueCredentials(program.url, 'demo.exporter')), credentialSetToText(demo));

@@ -161,6 +161,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/platform-customers/{id}/irm/match": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Propose which of the customer's IRMs pay which invoices, with pushes ready to send
+         * @description Matches up to 5,000 invoices against the customer's stored IRMs that can be mapped (a balance above 0, in the invoices' currencies), as an accountant would: amounts (exact, or short by bank charges up to `chargeTolerance`, default 2% capped at 50 units), remitter against buyer name (legal suffixes, case and punctuation ignored), country, and dates (by `remittanceDate`: an advance P0103 on or before the invoice, any other IRM on or after it within `maxDaysAfterInvoice`, default 365). One IRM may pay several invoices and several IRMs one invoice, never beyond an IRM's balance, and by the authority's rules (one bank per invoice; one purpose code apart from P0103). Each allocation has a `confidence` (0-1) and its `reasons`; `pushes` are push bodies of at most 999 lines that hold every allocation once and pass the push's checks: send them to POST /genebrc/push-irm in their order. Nothing is stored and no balance changes (a customer that never pulled its IRMs pulls them first, as a push does; POST /irm/refresh brings newer ones). The customer must have validated credentials (409). See docs/matching.md.
+         */
+        post: operations["matchIrms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/platform-customers/{id}/irm/template": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A spreadsheet of the customer's mappable IRMs, to fill in with invoices and upload
+         * @description CSV (the default) or XLSX with `format`. The header row is the request line's fields in the order of a push line; then one row per IRM a push can map (an available balance, not cancelled, a purpose code other than P0101/P0108), newest `irmIssueDate` first, with the IRM side filled in as text: `irmNumber`, `irmDt` (ddMMyyyy, as a push takes it), `irmIfscCode`, `irmAdCode` (leading zeros kept), `irmFCC`, `irmPurposeCode` and `irmRemitAmtFCC`, which is the amount still available. The exporter fills in the other columns. The IRM list's filters apply (`irmNumber`; `fromDate` and `toDate` on `irmIssueDate`, inclusive); it is not paged. Like the list, it needs validated credentials (409) and pulls the IRMs from the authority first unless a pull is recent (502/504 when the authority fails). Sent as an attachment named `irm-template-<IEC>-<YYYYMMDD>.csv|xlsx`, streamed: a connection closed before the end means the file is incomplete (ask again). CSV cells that would start with = + - @, a tab or a carriage return get a leading single quote, so that no spreadsheet program evaluates them; the upload reads them back without it.
+         */
+        get: operations["getIrmTemplate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/irm/refresh": {
         parameters: {
             query?: never;
@@ -233,6 +273,47 @@ export interface paths {
          * @description A plain JSON array, newest first; the total is in `X-Total-Count` and the pages in `Link` (rel first, prev, next, last). `fromDate` and `toDate` filter `createdAt` (UTC days, inclusive).
          */
         get: operations["listGenebrcRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/genebrc/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List uploads
+         * @description Newest first; `platformCustomerId` keeps one customer's.
+         */
+        get: operations["listUploads"];
+        put?: never;
+        /**
+         * Upload a spreadsheet of lines to push
+         * @description A CSV or XLSX file whose header row is the push line fields (download the template from `GET /api/v1/platform-customers/{id}/irm/template`). Every row is checked as a push checks its lines; if any row is malformed the upload is `rejected` with every problem by row and column, and nothing is pushed. Otherwise the rows are split into pushes of at most 999 lines (an IRM's rows kept together where they fit) and pushed in the background: follow `rowsDone` with GET /api/v1/genebrc/uploads/{id}, or wait for the `bulk_upload.completed` event. The same file (by SHA-256) for the same customer within 24 h answers that upload with 200, unless it was rejected.
+         */
+        post: operations["createUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/genebrc/uploads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an upload and its progress */
+        get: operations["getUpload"];
         put?: never;
         post?: never;
         delete?: never;
@@ -447,6 +528,155 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/platforms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List platforms
+         * @description Newest first, in the customers' envelope (`items`, `meta`).
+         */
+        get: operations["listPlatforms"];
+        put?: never;
+        /**
+         * Create a platform and its first API key
+         * @description A new platform (a tenant: its customers, requests, webhooks and console users are its own) with its first API key, shown in this answer only: only its SHA-256 hash is stored. Issue more keys with POST …/api-keys.
+         */
+        post: operations["createPlatform"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/platforms/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a platform */
+        get: operations["getPlatform"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/platforms/{id}/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a platform's API keys
+         * @description Newest first, revoked ones included. Each shows its prefix, when it was last used and when it was revoked: never the key nor its hash.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Issue another API key for a platform
+         * @description The new key is shown in this answer only: only its SHA-256 hash and its prefix are stored. The other keys keep working. No body, or `{}`.
+         */
+        post: operations["issueApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an API key
+         * @description The key by its id, whichever platform it is of: its prefix, when it was last used and when it was revoked, never the key nor its hash.
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/api-keys/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an API key
+         * @description From the next request on, this service refuses the key (401 `api_key_invalid`); other processes sharing a PostgreSQL database refuse it within API_KEY_CACHE_SECONDS (5 s). A key already revoked is a 409 `api_key_already_revoked` saying when, and nothing changes. No body, or `{}`.
+         */
+        post: operations["revokeApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/platforms/{id}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a platform's console users
+         * @description Newest first, disabled ones included.
+         */
+        get: operations["listConsoleUsers"];
+        put?: never;
+        /**
+         * Create a console user for a platform
+         * @description A user of the web console (/console), who signs in with this e-mail and password and sees only this platform. E-mail addresses are unique across every platform, ignoring case (409 `console_user_email_taken`); the password needs at least 12 characters and is stored only as an scrypt hash.
+         */
+        post: operations["createConsoleUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Disable or enable a console user
+         * @description `{"disabled": true}`: the user cannot sign in any more, and its console sessions are ended at once (it is signed out on its next page). `{"disabled": false}`: it can sign in again. Setting what is already set changes nothing.
+         */
+        patch: operations["updateConsoleUser"];
+        trace?: never;
+    };
 }
 export interface webhooks {
     "genebrc.request.acknowledged": {
@@ -657,8 +887,8 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A bulk upload completed
-         * @description The bulk upload (contract 11; not yet produced by this service).
+         * A spreadsheet upload finished
+         * @description A spreadsheet upload reached its final status: `completed` (every push sent; some may be Failed, their rule failures in `errors` by row) or `rejected` (malformed rows; nothing pushed). `data` is the upload as GET /api/v1/genebrc/uploads/{id} shows it.
          *
          *     Delivered to every enabled endpoint subscribed to `bulk_upload.completed` or to `*`, signed with the headers below.
          */
@@ -736,7 +966,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "not_found" | "method_not_allowed" | "customer_email_taken" | "customer_not_verified" | "authority_api_credentials_missing" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "authority_timeout";
+            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "admin_token_missing" | "admin_token_invalid" | "not_found" | "method_not_allowed" | "customer_email_taken" | "customer_not_verified" | "authority_api_credentials_missing" | "api_key_already_revoked" | "console_user_email_taken" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "authority_timeout";
             requestId: string;
             errors?: {
                 /** @description JSON pointer to the field, e.g. /ebrcBulkGenDtos/3/irmDt */
@@ -878,6 +1108,44 @@ export interface components {
             platformCustomerId: string | null;
             /** @description What changed: the request's status answer, the customer, the IRM, the eBRC, … */
             data: unknown;
+        };
+        /** @description A spreadsheet upload and its progress */
+        BulkUpload: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            platformCustomerId: string;
+            /** @description validating, then rejected (nothing pushed) or pushing, then completed (even when some pushes were Failed) */
+            status: "validating" | "rejected" | "pushing" | "completed";
+            fileName: string;
+            /** @description The file's SHA-256, hex: the same file for the same customer within 24 h answers this upload */
+            fileSha256: string;
+            /** @description Rows below the header (blank rows not counted); null while validating */
+            rowCount: number | null;
+            /** @description Rows whose push has its acknowledgement */
+            rowsDone: number;
+            /** @description Why it was rejected (every problem, up to 1,000), or the rule failures of its Failed pushes, by row and column */
+            errors: {
+                /** @description The row as the spreadsheet numbers it (the header is row 1); null for the file as a whole or a whole request */
+                row: number | null;
+                /** @description The column by its header (a push line field); null when no one column is at fault */
+                column: string | null;
+                /** @description The push's own code for the problem: a field check's code or the authority's ERR code */
+                code: string;
+                message: string;
+            }[];
+            requests: {
+                /** @description An ordinary GenEBRC request: follow it with POST /api/v1/genebrc/status */
+                requestId: string;
+                /** @description The push's acknowledgement; null while the authority's answer is awaited */
+                ackStatus: "Validated" | "Failed" | null;
+                /** @description The spreadsheet rows of its lines, in serialNo order (1..n) */
+                rows: number[];
+            }[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
     };
     responses: never;
@@ -1055,7 +1323,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1506,7 +1774,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1841,6 +2109,545 @@ export interface operations {
             };
         };
     };
+    matchIrms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The platform customer id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The eBRCs to come, as in a push: 101-104 or DIRECT_EXPORT/GOODS, SOFTEX, SERVICES, DEEMED_EXPORT. SOFTEX (102) maps only the IT service purpose codes */
+                    uploadType: string | number;
+                    /**
+                     * @description Bank charges: an invoice counts as paid when the IRMs mapped to it fall short of its value by at most min(percent of the value, maxAmount). Default 2% capped at 50 units
+                     * @default {
+                     *       "percent": 2,
+                     *       "maxAmount": 50
+                     *     }
+                     */
+                    chargeTolerance?: {
+                        /**
+                         * @description Percent of the invoice value an invoice may be short by, 0 to 100 with at most two decimals (2 = 2%); 0 accepts exact payments only
+                         * @default 2
+                         */
+                        percent?: number;
+                        /**
+                         * @description The most an invoice may be short by, in units of the invoice's own currency; null for no cap
+                         * @default 50
+                         */
+                        maxAmount?: number | null;
+                    };
+                    /**
+                     * @description How many days after the invoice a payment may come (and, for an advance P0103, before it), 1 to 3650; by remittanceDate
+                     * @default 365
+                     */
+                    maxDaysAfterInvoice?: number;
+                    /** @description 1 to 5000 invoices */
+                    invoices: {
+                        /** @description Unique in the request. As in a push: for uploadType 101 a shipping bill of 1-7 digits (ERR25), otherwise 1-20 characters (ERR26, ERR27) */
+                        sbCumInvoiceNumber: string;
+                        /** @description ddMMyyyy or YYYY-MM-DD, a real date (ERR28); the pushes carry it as ddMMyyyy */
+                        sbCumInvoiceDate: string;
+                        /** @description 3-letter currency code: only IRMs in this currency can pay the invoice */
+                        sbCumInvoiceFCC: string;
+                        /** @description The invoice value: above 0, at most two decimals */
+                        sbCumInvoiceValueinFCC: number;
+                        /** @description 6-character port code from the port master (ERR29, ERR30) */
+                        portCode: string;
+                        /** @description At most 20 characters (ERR31) */
+                        billNo: string;
+                        /** @description Compared with each IRM's remitter name, legal suffixes (Ltd, Inc, GmbH…), case, punctuation and accents ignored. Without it an invoice is matched only one-to-one, on amount, date and country */
+                        buyerName?: string | null;
+                        /** @description The buyer's country, as an ISO code (US, GB) or a name (United States); compared with the remitter's */
+                        buyerCountry?: string | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The proposed allocations, what is left unpaid and unused, and the pushes that carry the allocations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Which IRM pays how much of which invoice: the invoices' order as sent */
+                        allocations: {
+                            sbCumInvoiceNumber: string;
+                            irmNumber: string;
+                            /** @description Amount with at most two decimals, never negative (number(16,2)) */
+                            mappedIRMAmountFCC: number;
+                            /** @description How strong the evidence is, 0 to 1 (docs/matching.md): 0.9 and above an exact amount from a same-named remitter */
+                            confidence: number;
+                            /** @description Why: currency, amount, names, dates, one sentence each */
+                            reasons: string[];
+                        }[];
+                        /** @description Invoices not paid in full (nothing mapped, or short by more than the charge tolerance), with what is left */
+                        unmatchedInvoices: {
+                            sbCumInvoiceNumber: string;
+                            /** @description Amount with at most two decimals, never negative (number(16,2)) */
+                            remaining: number;
+                        }[];
+                        /** @description IRMs the match considered (mappable, in the invoices' currencies, received within the dates the invoices allow) that keep a balance, with that balance */
+                        unusedIrms: {
+                            irmNumber: string;
+                            /** @description Amount with at most two decimals, never negative (number(16,2)) */
+                            available: number;
+                        }[];
+                        /** @description Ready push bodies of at most 999 lines, together holding every allocation once; send them in this order (an IRM split over two pushes quotes its balance after the first) */
+                        pushes: {
+                            platformCustomerId: string;
+                            recordResCount: number;
+                            /** @description The code, 101-104 */
+                            uploadType: string;
+                            /** @enum {string} */
+                            decalarationFlag: "Y";
+                            ebrcBulkGenDtos: {
+                                serialNo: number;
+                                uploadType: number;
+                                branchSlNo: number;
+                                irmIfscCode: string;
+                                irmAdCode: string;
+                                irmNumber: string;
+                                /** @description The IRM's issue date, ddMMyyyy */
+                                irmDt: string;
+                                irmFCC: string;
+                                irmPurposeCode: string;
+                                /** @description The IRM's available amount when this push is sent after the ones before it in `pushes` */
+                                irmRemitAmtFCC: number;
+                                sbCumInvoiceNumber: string;
+                                /** @description ddMMyyyy */
+                                sbCumInvoiceDate: string;
+                                portCode: string;
+                                billNo: string;
+                                sbCumInvoiceFCC: string;
+                                sbCumInvoiceValueinFCC: number;
+                                mappedIRMAmountFCC: number;
+                            }[];
+                        }[];
+                        /** @description What the match applied, defaults included */
+                        parameters: {
+                            uploadType: string;
+                            chargeTolerance: {
+                                percent: number;
+                                maxAmount: number | null;
+                            };
+                            maxDaysAfterInvoice: number;
+                        };
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform customer was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/customer_email_taken",
+                     *       "title": "Email already used by another customer",
+                     *       "status": 409,
+                     *       "detail": "Email already used by another customer.",
+                     *       "code": "customer_email_taken",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large.",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type.",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `authority_unavailable`, `authority_misconfigured`, `authority_ip_not_whitelisted` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/authority_unavailable",
+                     *       "title": "Authority unavailable",
+                     *       "status": 502,
+                     *       "detail": "Authority unavailable.",
+                     *       "code": "authority_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `authority_timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/authority_timeout",
+                     *       "title": "Authority timed out",
+                     *       "status": 504,
+                     *       "detail": "Authority timed out.",
+                     *       "code": "authority_timeout",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getIrmTemplate: {
+        parameters: {
+            query?: {
+                /** @description The file format: csv (the default) or xlsx */
+                format?: "csv" | "xlsx";
+                /** @description Only this IRM number */
+                irmNumber?: string;
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                fromDate?: string;
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                toDate?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The platform customer id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template, as an attachment */
+            200: {
+                headers: {
+                    /** @description attachment; filename="irm-template-<IEC>-<YYYYMMDD>.csv" (or .xlsx): the IEC, and the UTC day it was made */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example serialNo,uploadType,branchSlNo,irmIfscCode,irmAdCode,irmNumber,irmDt,irmFCC,irmPurposeCode,irmRemitAmtFCC,sbCumInvoiceNumber,sbCumInvoiceDate,portCode,billNo,sbCumInvoiceFCC,sbCumInvoiceValueinFCC,mappedIRMAmountFCC,isVostro,vostroType,mappedORMAmountFCC,isThirdPartyExport,commissionValDeduct,commissionValInfo,discountValDeduct,discountValInfo,insuranceValDeduct,insuranceValInfo,otherDeductionDeduct,otherdeductionsInfo,freightValDeduct,freightValInfo,sacCode1,sacCode2,serviceTypeModesValue,isGstAvail,gstinInvoiceNumber,gstinInvoiceDate
+                     *     ,,,SBIN0004266,0002331,SBINIR0599001001001804,23112026,USD,P0103,40118.96,,,,,,,,,,,,,,,,,,,,,,,,,,,
+                     */
+                    "text/csv": string;
+                    /** @example (an XLSX workbook: one sheet, "eBRC lines", the same rows as the CSV, every cell text) */
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform customer was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/customer_email_taken",
+                     *       "title": "Email already used by another customer",
+                     *       "status": 409,
+                     *       "detail": "Email already used by another customer.",
+                     *       "code": "customer_email_taken",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `authority_unavailable`, `authority_misconfigured`, `authority_ip_not_whitelisted` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/authority_unavailable",
+                     *       "title": "Authority unavailable",
+                     *       "status": 502,
+                     *       "detail": "Authority unavailable.",
+                     *       "code": "authority_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `authority_timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/authority_timeout",
+                     *       "title": "Authority timed out",
+                     *       "status": 504,
+                     *       "detail": "Authority timed out.",
+                     *       "code": "authority_timeout",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     refreshIrms: {
         parameters: {
             query: {
@@ -1954,7 +2761,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2259,7 +3066,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2800,6 +3607,453 @@ export interface operations {
             };
         };
     };
+    listUploads: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 to 1000000 */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description Only this customer's uploads */
+                platformCustomerId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the platform's uploads, newest first, and how many there are */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["BulkUpload"][];
+                        meta: {
+                            totalItems: number;
+                            itemsPerPage: number;
+                            totalPages: number;
+                            currentPage: number;
+                        };
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description The customer the rows are for */
+                    platformCustomerId: string;
+                    /** @description As in a push: 101-104 or DIRECT_EXPORT, SOFTEX, …; rows may leave uploadType empty */
+                    uploadType: string;
+                    /** @description Y: the exporter declares the mapping true (as in a push) */
+                    decalarationFlag: string;
+                    /**
+                     * Format: binary
+                     * @description The filled-in template: CSV (UTF-8) or XLSX (the first sheet), at most 10 MiB and 50,000 rows below the header
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The upload of the same file made within 24 h */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkUpload"];
+                };
+            };
+            /** @description The upload, accepted: its rows are checked and pushed in the background */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkUpload"];
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform customer was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/customer_email_taken",
+                     *       "title": "Email already used by another customer",
+                     *       "status": 409,
+                     *       "detail": "Email already used by another customer.",
+                     *       "code": "customer_email_taken",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large.",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type.",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The upload id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload: its status, rowsDone, row problems and the requests it pushed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkUpload"];
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform customer was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listEbrcs: {
         parameters: {
             query?: {
@@ -2912,7 +4166,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3116,7 +4370,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3450,7 +4704,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4100,7 +5354,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4306,7 +5560,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4702,7 +5956,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5065,6 +6319,1457 @@ export interface operations {
                      *       "status": 429,
                      *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
                      *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPlatforms: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 to 1000000 */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the platforms, newest first, and how many there are */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                        meta: {
+                            totalItems: number;
+                            itemsPerPage: number;
+                            totalPages: number;
+                            currentPage: number;
+                        };
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPlatform: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The platform's name, 1 to 200 characters */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The platform and its API key (shown this once) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A platform: a tenant of this service, with its API keys, customers and console users */
+                        platform: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                        /** @description The platform's first API key: shown in this answer only (only its SHA-256 hash is stored) */
+                        apiKey: string;
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large.",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type.",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPlatform: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The platform id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The platform */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 to 1000000 */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The platform id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the platform's keys, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            platformId: string;
+                            /** @description The key's first characters (ebrc_test_ and 6 more), to tell keys apart; never the key */
+                            prefix: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When a request last used it (written at most once a minute per key); null if never
+                             */
+                            lastUsedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was revoked; null while it works
+                             */
+                            revokedAt: string | null;
+                        }[];
+                        meta: {
+                            totalItems: number;
+                            itemsPerPage: number;
+                            totalPages: number;
+                            currentPage: number;
+                        };
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    issueApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The platform id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description An empty object */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The new API key (shown this once) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description The new API key: shown in this answer only (only its SHA-256 hash is stored) */
+                        apiKey: string;
+                        /** @description The key's first characters, as the key list shows them */
+                        prefix: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large.",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type.",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The API key id (not the key) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The API key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        platformId: string;
+                        /** @description The key's first characters (ebrc_test_ and 6 more), to tell keys apart; never the key */
+                        prefix: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description When a request last used it (written at most once a minute per key); null if never
+                         */
+                        lastUsedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When it was revoked; null while it works
+                         */
+                        revokedAt: string | null;
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The API key id (not the key) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description An empty object */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The key, revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        platformId: string;
+                        /** @description The key's first characters (ebrc_test_ and 6 more), to tell keys apart; never the key */
+                        prefix: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description When a request last used it (written at most once a minute per key); null if never
+                         */
+                        lastUsedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When it was revoked; null while it works
+                         */
+                        revokedAt: string | null;
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large.",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type.",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listConsoleUsers: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 to 1000000 */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The platform id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the platform's console users, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description What the user signs in with; unique across every platform, ignoring case */
+                            email: string;
+                            /**
+                             * Format: uuid
+                             * @description The one platform the user sees in the console
+                             */
+                            platformId: string;
+                            /** @description A disabled user cannot sign in, and was signed out when disabled */
+                            disabled: boolean;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                        meta: {
+                            totalItems: number;
+                            itemsPerPage: number;
+                            totalPages: number;
+                            currentPage: number;
+                        };
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createConsoleUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The platform id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description The e-mail address the user signs in with; unique across every platform, ignoring case
+                     */
+                    email: string;
+                    /** @description At least 12 characters; stored only as an scrypt hash */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The user */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description What the user signs in with; unique across every platform, ignoring case */
+                        email: string;
+                        /**
+                         * Format: uuid
+                         * @description The one platform the user sees in the console
+                         */
+                        platformId: string;
+                        /** @description A disabled user cannot sign in, and was signed out when disabled */
+                        disabled: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large.",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type.",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateConsoleUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The console user id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description true: the user cannot sign in, and its sessions end at once; false: it can again */
+                    disabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The user, changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description What the user signs in with; unique across every platform, ignoring case */
+                        email: string;
+                        /**
+                         * Format: uuid
+                         * @description The one platform the user sees in the console
+                         */
+                        platformId: string;
+                        /** @description A disabled user cannot sign in, and was signed out when disabled */
+                        disabled: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large.",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type.",
+                     *       "code": "unsupported_media_type",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -5628,10 +8333,7 @@ export interface operations {
                      * @description The customer it concerns
                      */
                     platformCustomerId: string;
-                    /** @description The bulk upload (contract 11; not yet produced by this service) */
-                    data: {
-                        [key: string]: unknown;
-                    };
+                    data: components["schemas"]["BulkUpload"];
                 };
             };
         };

@@ -12,7 +12,8 @@ const ERROR_CODES_TEXT = Object.entries(ERROR_TABLE)
 const RETRIES_TEXT = '5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h';
 
 const DESCRIPTION = `Register exporters ("platform customers"), validate their credentials at the trade authority, pull
-their IRMs and generate eBRCs for them. Every operation under /api/v1 needs the \`x-api-key\` header.
+their IRMs and generate eBRCs for them. Every operation under /api/v1 needs the \`x-api-key\` header; the operator's
+admin API under /admin/v1 needs \`Authorization: Bearer <admin token>\` instead (and takes no Idempotency-Key).
 
 Errors are RFC 9457 problem documents (\`application/problem+json\`) with a stable \`code\`:
 
@@ -110,13 +111,11 @@ const CATALOGUE: Readonly<Record<EventType, CatalogueEntry>> = {
     data: ref('Ebrc'),
   },
   'bulk_upload.completed': {
-    summary: 'A bulk upload completed',
-    description: 'The bulk upload (contract 11; not yet produced by this service).',
-    data: {
-      type: 'object',
-      additionalProperties: true,
-      description: 'The bulk upload (contract 11; not yet produced by this service)',
-    },
+    summary: 'A spreadsheet upload finished',
+    description:
+      'A spreadsheet upload reached its final status: `completed` (every push sent; some may be Failed, their rule failures in ' +
+      '`errors` by row) or `rejected` (malformed rows; nothing pushed). `data` is the upload as GET /api/v1/genebrc/uploads/{id} shows it.',
+    data: ref('BulkUpload'),
   },
   'webhook.test': {
     summary: 'A test event',
@@ -286,7 +285,16 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         },
       ],
       components: {
-        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          adminToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              "The operator's admin token, for /admin/v1: ADMIN_TOKEN, or on the embedded default the token the service " +
+              'makes once in DATA_DIR/admin-token (it logs the path at start). Without either, /admin/v1 answers 404.',
+          },
+        },
         // A TypeBox schema is JSON Schema; @fastify/swagger converts it as it converts the routes' schemas.
         schemas: { [STATUS_COMPONENT]: { ...StatusSchema, description: 'A GenEBRC request as the status operation answers it' } as OpenApiSchema },
       },
@@ -296,10 +304,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'Platform customers', description: 'Exporters registered by your platform' },
         { name: 'IRMs', description: 'Inward remittances pulled from the authority' },
         { name: 'eBRC generation', description: 'Push lines, follow their status' },
+        { name: 'Spreadsheet upload', description: 'Upload a filled-in template: its rows checked, split into pushes and pushed in the background' },
         { name: 'eBRCs', description: "A customer's eBRCs, and each one's PDF summary" },
         { name: 'Webhooks', description: 'Endpoints your events are delivered to (Standard Webhooks), their secrets and delivery logs' },
         { name: 'Events', description: 'Every change you would otherwise poll for, kept at least 30 days' },
         { name: 'Operations', description: 'Health, readiness and metrics' },
+        { name: 'Admin', description: "The operator's admin API (/admin/v1, bearer admin token): platforms, their API keys and console users" },
       ],
     },
     transform: ({ schema, url, route }) => {

@@ -22,6 +22,18 @@ export type RequestListQuery = Static<typeof RequestListQuerySchema>;
 /** A page of the list: the JSON array of its records, as one string or as a stream of text. */
 export type RequestListPage = { total: number; body: string | Readable };
 
+/** A listed request without its lines (the web console's list): its status as clients see it, and its line count. */
+export type RequestSummary = {
+  requestId: string;
+  authorityAckId: string | null;
+  status: ReturnType<typeof visibleStatus>;
+  recordResCount: number;
+  lineCount: number;
+  errorDetails: ReturnType<typeof errorDetail>[];
+  processedAt: Date | null;
+  createdAt: Date;
+};
+
 /** A listed request, the interface's 2.3 shape. */
 type RequestRecord = Static<typeof RequestRecordSchema>;
 
@@ -33,9 +45,10 @@ export class RequestList {
     this.#db = db;
   }
 
-  async page(platformId: string, query: RequestListQuery): Promise<RequestListPage> {
+  /** The page's requests by the query's filters, with their lines when they fit `lineBudget`, and the total. */
+  async #read(platformId: string, query: RequestListQuery, lineBudget: number) {
     const customer = await requireCustomer(this.#db, platformId, query.platformCustomerId);
-    const { rows, total } = await store.listRequests(this.#db, {
+    return store.listRequests(this.#db, {
       customerId: customer.id,
       requestId: query.requestId,
       status: query.status,
@@ -43,8 +56,12 @@ export class RequestList {
       toDate: query.toDate,
       offset: offsetOf(query),
       limit: query.limit,
-      lineBudget: LINES_PER_READ,
+      lineBudget,
     });
+  }
+
+  async page(platformId: string, query: RequestListQuery): Promise<RequestListPage> {
+    const { rows, total } = await this.#read(platformId, query, LINES_PER_READ);
     const readWhole = rows.filter((row): row is store.PageRequest & store.ListedRequest => row.lines !== null);
     if (readWhole.length === rows.length) return { total, body: `[${readWhole.map(recordJson).join(',')}]` };
     const batches = batchesWithin(rows, LINES_PER_READ);
@@ -52,6 +69,26 @@ export class RequestList {
     const first = (await this.#withLines(batches.next().value!)).map(recordJson);
     // One record a chunk, and at most one chunk waiting: the response's backpressure holds the next reads back.
     return { total, body: Readable.from(this.#streamedRecords(first, batches), { highWaterMark: 1 }) };
+  }
+
+  /**
+   * A page of the customer's requests as `page` finds them (the same filters, order and totals), without their lines:
+   * for lists that show each request's status and size, and its lines only on demand.
+   */
+  async summaries(platformId: string, query: RequestListQuery): Promise<{ total: number; items: RequestSummary[] }> {
+    // Every request has a line, so no page fits a budget of none: no line is read.
+    const { rows, total } = await this.#read(platformId, query, 0);
+    const items = rows.map((row) => ({
+      requestId: row.request_id,
+      authorityAckId: row.authority_ack_id,
+      status: visibleStatus(row.status),
+      recordResCount: row.record_res_count,
+      lineCount: row.line_count,
+      errorDetails: row.error_details.map(errorDetail),
+      processedAt: row.processed_at,
+      createdAt: row.created_at,
+    }));
+    return { total, items };
   }
 
   /** The page's records as JSON text: the first batch's, rendered already, then the others' a batch at a time. */

@@ -9,11 +9,14 @@ import { requireCustomer } from '../customers.ts';
 import type { RequestLifecycle } from './lifecycle.ts';
 import { statusView, type PushAck, type RequestStatusView } from './views.ts';
 
+/** The code of the one error detail of a request failed because the authority never received it. */
+export const NOT_RECEIVED_CODE = 'authority_not_received';
+
 /** A request the authority was never reached for is failed with this detail, once reconciliation has asked. */
 const NOT_RECEIVED: ErrorDetail = {
   serialNo: null,
   field: null,
-  code: 'authority_not_received',
+  code: NOT_RECEIVED_CODE,
   message: 'The authority never received this request (it was unreachable); nothing was generated and the mapped amounts were released.',
 };
 

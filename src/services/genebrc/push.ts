@@ -5,7 +5,8 @@ import { formatCents, parseDecimalString, sumCents, type Cents } from '../../dom
 import { lineToWire, normaliseLines, type Line, type RawLine } from '../../domain/push-line.ts';
 import { checkPushRules, type ErrorDetail, type IrmSnapshot } from '../../domain/push-rules.ts';
 import type { LineStatus } from '../../domain/request-state.ts';
-import { normalizeUploadType, type UploadTypeCode } from '../../domain/upload-type.ts';
+import { checkPushMessage } from '../../domain/push-message.ts';
+import type { UploadTypeCode } from '../../domain/upload-type.ts';
 import { AppError, authorityProblem } from '../../errors.ts';
 import type { PushBodySchema } from '../../http/schemas.ts';
 import * as irmStore from '../../store/irms.ts';
@@ -18,8 +19,6 @@ import type { RequestProgress } from './progress.ts';
 import type { PushAck } from './views.ts';
 
 export type PushBody = Omit<Static<typeof PushBodySchema>, 'ebrcBulkGenDtos'> & { ebrcBulkGenDtos: RawLine[] };
-
-const DECLARATION_FLAG = 'Y';
 
 class LostReservationRace extends Error {
   readonly irmNumber: string;
@@ -82,8 +81,7 @@ export class PushService {
 
   /** `link` is called in the transaction that stores the request (its Idempotency-Key's link, see CommitLink). */
   async push(platformId: string, body: PushBody, link?: CommitLink): Promise<PushAck> {
-    const customer = requireVerified(await requireCustomer(this.#context.db, platformId, body.platformCustomerId));
-    const { uploadType, lines } = this.#validated(body);
+    const { customer, uploadType, lines, irms, ruleErrors } = await this.#checked(platformId, body);
     const request: RequestToStore = {
       id: randomUUID(),
       requestId: newRequestId(new Date()),
@@ -95,10 +93,6 @@ export class PushService {
       declarationFlag: body.decalarationFlag,
     };
     const refused = (errors: ErrorDetail[]) => this.#refuse(request, lines, irms, errors, link);
-
-    const irms = await this.#irmsFor(customer, lines);
-    const snapshots = new Map([...irms.values()].map((row) => [row.irm_number, snapshotOf(row)]));
-    const ruleErrors = checkPushRules({ recordResCount: body.recordResCount, uploadType, lines, irms: snapshots });
     if (ruleErrors.length > 0) return refused(ruleErrors);
     try {
       await this.#reserveAndOpen(request, lines, irms, link);
@@ -109,24 +103,28 @@ export class PushService {
     return this.#send(customer, request, lines);
   }
 
+  /**
+   * The push's own checks without storing or sending anything (the console's review step): a malformed push throws
+   * its 400 as push does; the rules it breaks against the customer's IRMs as stored now are returned (none: it may be
+   * pushed as it is, unless an IRM moves before then).
+   */
+  async check(platformId: string, body: PushBody): Promise<ErrorDetail[]> {
+    return (await this.#checked(platformId, body)).ruleErrors;
+  }
+
+  /** The customer (verified), the push's normalised lines, the IRMs they name, and the authority's rules they break. */
+  async #checked(platformId: string, body: PushBody) {
+    const customer = requireVerified(await requireCustomer(this.#context.db, platformId, body.platformCustomerId));
+    const { uploadType, lines } = this.#validated(body);
+    const irms = await this.#irmsFor(customer, lines);
+    const snapshots = new Map([...irms.values()].map((row) => [row.irm_number, snapshotOf(row)]));
+    const ruleErrors = checkPushRules({ recordResCount: body.recordResCount, uploadType, lines, irms: snapshots });
+    return { customer, uploadType, lines, irms, ruleErrors };
+  }
+
   /** The push's lines, normalised; every malformed field (not a rule the authority checks) is a 400. */
   #validated(body: PushBody): { uploadType: UploadTypeCode; lines: Line[] } {
-    const uploadType = normalizeUploadType(body.uploadType);
-    const problems = [];
-    if (uploadType === null) {
-      problems.push({
-        path: '/uploadType',
-        code: 'invalid_upload_type',
-        message: 'uploadType must be 101, 102, 103 or 104 (string or number), or DIRECT_EXPORT, GOODS, SOFTEX, SERVICES or DEEMED_EXPORT.',
-      });
-    }
-    if (body.decalarationFlag !== DECLARATION_FLAG) {
-      problems.push({
-        path: '/decalarationFlag',
-        code: body.decalarationFlag === '' ? 'ERR36' : 'ERR37',
-        message: 'decalarationFlag must be Y: the exporter declares the mapping true.',
-      });
-    }
+    const { uploadType, problems } = checkPushMessage(body);
     const normalised = uploadType === null ? { lines: [], problems: [] } : normaliseLines(body.ebrcBulkGenDtos, uploadType);
     problems.push(...normalised.problems);
     if (problems.length > 0 || uploadType === null) {

@@ -3,6 +3,8 @@ import { putAuthorityApiCredentialsRoute } from './authority-api-credentials.ts'
 import { checkAuthorityCredentialsRoute } from './check-authority-credentials.ts';
 import { createPlatformCustomerRoute } from './create.ts';
 import { getPlatformCustomerRoute } from './get.ts';
+import { matchIrmsRoute } from './irm-match.ts';
+import { irmTemplateRoute } from './irm-template.ts';
 import { listPlatformCustomersRoute } from './list.ts';
 
 export function platformCustomerRoutes(app: Api, deps: Deps): void {
@@ -11,4 +13,6 @@ export function platformCustomerRoutes(app: Api, deps: Deps): void {
   getPlatformCustomerRoute(app, deps);
   checkAuthorityCredentialsRoute(app, deps);
   putAuthorityApiCredentialsRoute(app, deps);
+  matchIrmsRoute(app, deps);
+  irmTemplateRoute(app, deps);
 }

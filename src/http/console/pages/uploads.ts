@@ -1,0 +1,218 @@
+import { PassThrough } from 'node:stream';
+import multipart from '@fastify/multipart';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { BulkUpload, UploadForm } from '../../../services/bulk-uploads.ts';
+import { listCustomers, requireCustomer, shownCustomer, toCustomer, type Customer } from '../../../services/customers.ts';
+import { irmTemplate, type IrmTemplateQuery as IrmTemplateQueryType } from '../../../services/irm-template.ts';
+import type { Api, Deps } from '../../deps.ts';
+import { requireDateRange } from '../../routes/date-range.ts';
+import { readUploadForm, uploadedFileOf } from '../../routes/genebrc/uploads/form.ts';
+import { IrmTemplateQuery, UploadFormBody, UploadListQuery, UploadParams } from '../../schemas.ts';
+import { formFields, optional, text, validated, type Problem } from '../forms.ts';
+import { helpers } from '../helpers.ts';
+import type { ConsolePage } from '../page.ts';
+import { failureOf, platformOf, queryOf, redirectTo, render } from '../render.ts';
+import { SESSION_COOKIE } from '../sign-in.ts';
+
+const PAGE_SIZE = 20;
+const UPLOADS = '/console/uploads';
+/** The customers the pickers offer: the newest ones (as the requests page offers them). */
+const PICKER_SIZE = 100;
+
+const NOTICES: Record<string, string> = {
+  accepted: 'The file was accepted. Its rows are being checked, then pushed; this page follows the progress.',
+  same: 'This file was already uploaded for this customer within the last 24 hours: here is that upload. Nothing was pushed again.',
+};
+
+const FORM_LABELS = { platformCustomerId: 'Customer', uploadType: 'Upload type', decalarationFlag: 'Declaration', file: 'File' };
+
+/** The eBRC types a push takes (src/domain/upload-type.ts), as the form offers them. */
+const UPLOAD_TYPES = [
+  { value: '101', label: '101 · Direct export of goods' },
+  { value: '102', label: '102 · Software export (SOFTEX)' },
+  { value: '103', label: '103 · Services (non-IT)' },
+  { value: '104', label: '104 · Deemed export' },
+];
+
+type FormState = { values: Record<string, string>; fields: Record<string, string>; problem: Problem | null };
+
+/** Final statuses: nothing changes any more, the page stops following it. */
+const FINAL = new Set(['completed', 'rejected']);
+
+async function listPage(request: FastifyRequest, reply: FastifyReply, deps: Deps, form?: FormState): Promise<FastifyReply> {
+  const platformId = platformOf(request);
+  const query = queryOf(request);
+  const customerId = optional(query, 'customer') ?? '';
+  // Another platform's customer is not found: the 404 page.
+  const customer = customerId === '' ? null : toCustomer(await requireCustomer(deps.database.db, platformId, customerId));
+  const customers = await listCustomers(deps.database.db, platformId, { page: 1, limit: PICKER_SIZE });
+  let list: { items: BulkUpload[]; total: number; page: number; totalPages: number } = { items: [], total: 0, page: 1, totalPages: 0 };
+  let listProblem: Problem | null = null;
+  try {
+    const checked = validated<{ page: number; limit: number; platformCustomerId?: string }>(
+      UploadListQuery,
+      { page: optional(query, 'page') ?? '1', limit: String(PAGE_SIZE), ...(customer === null ? {} : { platformCustomerId: customer.id }) },
+      'query',
+    );
+    const answer = await deps.uploads.list(platformId, checked);
+    list = { items: answer.items, total: answer.meta.totalItems, page: answer.meta.currentPage, totalPages: answer.meta.totalPages };
+  } catch (error) {
+    listProblem = failureOf(request, error, { page: 'Page' });
+  }
+  // Each upload's customer by name: the picker's, else read (an older customer).
+  const names = new Map<string, string>(customers.items.map((item) => [item.id, item.name]));
+  for (const item of list.items) {
+    if (names.has(item.platformCustomerId)) continue;
+    const shown = await shownCustomer(deps.database.db, platformId, item.platformCustomerId);
+    names.set(item.platformCustomerId, shown?.name ?? item.platformCustomerId);
+  }
+  const create = form ?? { values: { platformCustomerId: customer?.id ?? '', uploadType: '101', decalarationFlag: '' }, fields: {}, problem: null };
+  return render(
+    request,
+    reply,
+    'uploads/list',
+    {
+      title: 'Uploads',
+      customer,
+      customers: pickerOf(customers.items, customer),
+      moreCustomers: customers.meta.totalItems > customers.items.length,
+      names: Object.fromEntries(names),
+      list,
+      listProblem,
+      create,
+      uploadTypes: UPLOAD_TYPES,
+    },
+    form?.problem?.status ?? listProblem?.status ?? 200,
+  );
+}
+
+/** The picker's customers, with the one chosen even when it is not among the newest. */
+function pickerOf(items: readonly Customer[], chosen: Customer | null): Customer[] {
+  return chosen === null || items.some((item) => item.id === chosen.id) ? [...items] : [...items, chosen];
+}
+
+/** The spreadsheet rows of a request, as people read them: "Rows 2-14" or "Row 7". */
+function rowsText(rows: readonly number[]): string {
+  if (rows.length === 0) return '—';
+  const sorted = [...rows].sort((a, b) => a - b);
+  const contiguous = sorted.at(-1)! - sorted[0]! === sorted.length - 1;
+  if (sorted.length === 1) return `Row ${sorted[0]}`;
+  return contiguous ? `Rows ${sorted[0]}–${sorted.at(-1)}` : `${sorted.length} rows, ${sorted[0]}–${sorted.at(-1)}`;
+}
+
+/** The template (GET /api/v1/platform-customers/{id}/irm/template's operation), streamed as the API route streams it. */
+async function sendTemplate(request: FastifyRequest, reply: FastifyReply, deps: Deps, customerId: string, query: IrmTemplateQueryType): Promise<FastifyReply> {
+  requireDateRange(query);
+  const template = await irmTemplate(deps.context, deps.irmPuller, platformOf(request), customerId, query);
+  reply.type(template.contentType).header('cache-control', 'no-store').header('content-disposition', `attachment; filename="${template.fileName}"`);
+  if (request.method === 'HEAD') return reply.send();
+  const body = new PassThrough();
+  template.write(body).catch((error: unknown) => {
+    request.log.warn({ err: error }, 'the IRM template stopped before it was complete');
+    body.destroy(error instanceof Error ? error : new Error(String(error)));
+  });
+  return reply.send(body);
+}
+
+export const uploadsPage: ConsolePage = {
+  nav: { label: 'Uploads', href: UPLOADS },
+  routes(app: Api, deps: Deps): void {
+    app.get('/uploads', async (request, reply) => listPage(request, reply, deps));
+
+    // The template of a customer's IRMs, with the IRM list's filters (the IRMs page links it with its own).
+    app.get('/customers/:id/irm-template', async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const query = queryOf(request);
+      const checked = validated<IrmTemplateQueryType>(
+        IrmTemplateQuery,
+        Object.fromEntries(['format', 'irmNumber', 'fromDate', 'toDate'].flatMap((name) => {
+          const value = optional(query, name);
+          return value === undefined ? [] : [[name, value]];
+        })),
+        'query',
+      );
+      return sendTemplate(request, reply, deps, id, checked);
+    });
+
+    // The uploads page's template form: a customer and a format, then the template's own address.
+    app.get('/uploads/template', async (request, reply) => {
+      const query = queryOf(request);
+      const customer = await requireCustomer(deps.database.db, platformOf(request), text(query, 'customer'));
+      const format = text(query, 'format') === 'xlsx' ? 'xlsx' : 'csv';
+      return reply.redirect(helpers.href(`/console/customers/${customer.id}/irm-template`, { format }), 303);
+    });
+
+    app.get('/uploads/:id', async (request, reply) => {
+      const platformId = platformOf(request);
+      const { id } = validated<{ id: string }>(UploadParams, request.params as Record<string, unknown>);
+      const upload = await deps.uploads.get(platformId, id);
+      const customer = toCustomer(await requireCustomer(deps.database.db, platformId, upload.platformCustomerId));
+      const noticeKey = text(queryOf(request), 'notice');
+      // “Accepted, being checked” is past once the upload is final.
+      const notice = noticeKey === 'accepted' && FINAL.has(upload.status) ? null : (NOTICES[noticeKey] ?? null);
+      const requests = upload.requests.map((item) => ({ ...item, rowsText: rowsText(item.rows) }));
+      return render(request, reply, 'uploads/detail', {
+        title: `Upload ${upload.fileName}`,
+        upload,
+        customer,
+        requests,
+        notice,
+        final: FINAL.has(upload.status),
+      });
+    });
+
+    // What the detail page's script follows while the upload is checked and pushed.
+    app.get('/uploads/:id/progress', async (request, reply) => {
+      const { id } = validated<{ id: string }>(UploadParams, request.params as Record<string, unknown>);
+      const upload = await deps.uploads.get(platformOf(request), id);
+      return reply.header('cache-control', 'no-store').send({
+        status: upload.status,
+        rowCount: upload.rowCount,
+        rowsDone: upload.rowsDone,
+        requests: upload.requests.length,
+        errors: upload.errors.length,
+      });
+    });
+
+    // The upload form (POST /api/v1/genebrc/uploads's operation): a multipart body, in a scope of its own.
+    app.register(async (child) => {
+      const scope = child as unknown as Api;
+      await scope.register(multipart);
+      scope.post(
+        '/uploads',
+        {
+          // The body is read (and its CSRF field with it) before the console's preHandlers check the session and the
+          // token; without a session cookie it is not read at all: the session check sends the visitor to sign in.
+          preValidation: async (request) => {
+            if (request.cookies[SESSION_COOKIE] === undefined) return;
+            await readUploadForm(request);
+          },
+        },
+        async (request, reply) => {
+          const fields = formFields(request.body);
+          const values = {
+            platformCustomerId: text(fields, 'platformCustomerId'),
+            uploadType: text(fields, 'uploadType'),
+            decalarationFlag: text(fields, 'decalarationFlag'),
+          };
+          try {
+            const form = validated<UploadForm & { file: string }>(UploadFormBody, {
+              platformCustomerId: values.platformCustomerId,
+              uploadType: values.uploadType,
+              // An unticked box sends nothing: the push's own check then says the declaration is missing (ERR36).
+              decalarationFlag: values.decalarationFlag,
+              ...(fields.file === undefined ? {} : { file: text(fields, 'file') }),
+            });
+            const { created, upload } = await deps.uploads.accept(platformOf(request), form, uploadedFileOf(request));
+            return redirectTo(reply, `${UPLOADS}/${upload.id}`, created ? 'accepted' : 'same');
+          } catch (error) {
+            const problem = failureOf(request, error, FORM_LABELS);
+            // Another platform's customer (or none) is a 404 page, not a form error.
+            if (problem.code === 'not_found') throw error;
+            return listPage(request, reply, deps, { values, fields: problem.fields, problem });
+          }
+        },
+      );
+    });
+  },
+};

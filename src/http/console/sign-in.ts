@@ -1,0 +1,96 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ConsoleSessions } from '../../services/console-sessions.ts';
+import type { Api } from '../deps.ts';
+import { formFields, text } from './forms.ts';
+import { CONSOLE_PREFIX, isHttps, queryOf, redirectTo, render } from './render.ts';
+
+/** The session cookie: a random token (its SHA-256 is what the database keeps), HttpOnly, SameSite=Lax, /console only. */
+export const SESSION_COOKIE = 'ebrc_console_session';
+
+const NOTICES: Record<string, string> = {
+  'signed-out': 'You have signed out.',
+  expired: 'Your session has ended. Sign in again to go on.',
+};
+
+/**
+ * Where to go after signing in: the page asked for before (a console path of this service only, never another
+ * site), else the console's first page.
+ */
+export function afterSignIn(next: string | undefined): string {
+  if (next === undefined || !next.startsWith(`${CONSOLE_PREFIX}/`) || next.startsWith('//') || /[\\\s]/.test(next)) return CONSOLE_PREFIX;
+  if (next.startsWith(`${CONSOLE_PREFIX}/sign-`)) return CONSOLE_PREFIX;
+  return next;
+}
+
+function waitText(seconds: number): string {
+  if (seconds < 90) return `${seconds} seconds`;
+  return `${Math.ceil(seconds / 60)} minutes`;
+}
+
+function signInPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  values: { email: string; next: string },
+  problem: { status: number; title: string; detail: string } | null,
+  notice: string | null = null,
+): Promise<FastifyReply> {
+  return render(request, reply, 'sign-in', { title: 'Sign in', values, problem, notice, fields: {} }, problem?.status ?? 200);
+}
+
+/** Sign-in and sign-out: public routes (no session needed), each POST with its CSRF token like any other. */
+export function signInRoutes(app: Api, sessions: ConsoleSessions, sessionHours: number): void {
+  app.get('/sign-in', { config: { consolePublic: true } }, async (request, reply) => {
+    const query = queryOf(request);
+    const next = text(query, 'next');
+    if (request.consoleSession !== null) return reply.redirect(afterSignIn(next), 303);
+    return signInPage(request, reply, { email: '', next }, null, NOTICES[text(query, 'notice')] ?? null);
+  });
+
+  app.post('/sign-in', { config: { consolePublic: true } }, async (request, reply) => {
+    const fields = formFields(request.body);
+    const email = text(fields, 'email');
+    const next = text(fields, 'next');
+    const result = await sessions.signIn(email, text(fields, 'password', { raw: true }), request.ip);
+    switch (result.outcome) {
+      case 'signed_in':
+        reply.setCookie(SESSION_COOKIE, result.token, {
+          path: CONSOLE_PREFIX,
+          httpOnly: true,
+          sameSite: 'lax',
+          secure: isHttps(request),
+          maxAge: sessionHours * 60 * 60,
+        });
+        request.log.info({ consoleUser: result.session.userId, platform: result.session.platformId }, 'console sign-in');
+        return reply.redirect(afterSignIn(next), 303);
+      case 'refused':
+        request.log.info('console sign-in refused: wrong e-mail or password');
+        return signInPage(request, reply, { email, next }, {
+          status: 401,
+          title: 'Wrong e-mail or password',
+          detail: 'Check both and try again. After several wrong tries, you will have to wait before trying again.',
+        });
+      case 'disabled':
+        request.log.info('console sign-in refused: the user is disabled');
+        return signInPage(request, reply, { email, next }, {
+          status: 403,
+          title: 'This user is disabled',
+          detail: 'An operator has disabled this console user. Ask your operator to enable it again.',
+        });
+      case 'slowed':
+        request.log.warn({ retryAfterSeconds: result.retryAfterSeconds }, 'console sign-in slowed: too many failures');
+        reply.header('retry-after', String(result.retryAfterSeconds));
+        return signInPage(request, reply, { email, next }, {
+          status: 429,
+          title: 'Too many failed sign-ins',
+          detail: `There were too many wrong passwords for this e-mail address or from your network. Wait ${waitText(result.retryAfterSeconds)}, then try again.`,
+        });
+    }
+  });
+
+  // Public too, so that a session that has just expired can still sign out cleanly.
+  app.post('/sign-out', { config: { consolePublic: true } }, async (request, reply) => {
+    await sessions.signOut(request.cookies[SESSION_COOKIE]);
+    reply.clearCookie(SESSION_COOKIE, { path: CONSOLE_PREFIX });
+    return redirectTo(reply, `${CONSOLE_PREFIX}/sign-in`, 'signed-out');
+  });
+}

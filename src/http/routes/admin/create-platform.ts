@@ -1,0 +1,26 @@
+import type { Api, Deps } from '../../deps.ts';
+import { createPlatformWithKey } from '../../../services/platforms.ts';
+import { AdminCreatedPlatformSchema, ADMIN_EXAMPLES, adminProblems, answer, CreatePlatformBody, withExamples } from '../../schemas.ts';
+
+export function createPlatformRoute(app: Api, deps: Deps): void {
+  app.post(
+    '/platforms',
+    {
+      schema: {
+        tags: ['Admin'],
+        operationId: 'createPlatform',
+        summary: 'Create a platform and its first API key',
+        description:
+          'A new platform (a tenant: its customers, requests, webhooks and console users are its own) with its first API ' +
+          'key, shown in this answer only: only its SHA-256 hash is stored. Issue more keys with POST …/api-keys.',
+        security: [{ adminToken: [] }],
+        body: withExamples(CreatePlatformBody, ADMIN_EXAMPLES.createPlatform.request),
+        response: { 201: answer(AdminCreatedPlatformSchema, 'The platform and its API key (shown this once)', ADMIN_EXAMPLES.createPlatform.created), ...adminProblems([413, 415]) },
+      },
+    },
+    async (request, reply) => {
+      const { platform, apiKey } = await createPlatformWithKey(deps.database.db, request.body.name);
+      return reply.code(201).header('cache-control', 'no-store').send({ platform, apiKey });
+    },
+  );
+}

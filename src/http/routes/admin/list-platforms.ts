@@ -1,0 +1,21 @@
+import type { Api, Deps } from '../../deps.ts';
+import { listPlatformsPage } from '../../../services/platforms.ts';
+import { AdminListQuery, AdminPlatformListSchema, ADMIN_EXAMPLES, adminProblems, answer } from '../../schemas.ts';
+
+export function listPlatformsRoute(app: Api, deps: Deps): void {
+  app.get(
+    '/platforms',
+    {
+      schema: {
+        tags: ['Admin'],
+        operationId: 'listPlatforms',
+        summary: 'List platforms',
+        description: 'Newest first, in the customers\' envelope (`items`, `meta`).',
+        security: [{ adminToken: [] }],
+        querystring: AdminListQuery,
+        response: { 200: answer(AdminPlatformListSchema, 'A page of the platforms, newest first, and how many there are', ADMIN_EXAMPLES.platformList), ...adminProblems() },
+      },
+    },
+    async (request) => listPlatformsPage(deps.database.db, request.query),
+  );
+}

@@ -1,0 +1,57 @@
+import { PassThrough } from 'node:stream';
+import type { Api, Deps } from '../../deps.ts';
+import { irmTemplate } from '../../../services/irm-template.ts';
+import { platformOf } from '../../plugins/authentication.ts';
+import { IdParams, IrmTemplateQuery, problems, spreadsheetAnswer } from '../../schemas.ts';
+import { requireDateRange } from '../date-range.ts';
+
+/** The failure of a download whose client closed the connection first: Fastify destroyed the body, nothing broke. */
+function clientWentAway(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ABORT_ERR' || code === 'ERR_STREAM_DESTROYED';
+}
+
+export function irmTemplateRoute(app: Api, deps: Deps): void {
+  app.get(
+    '/platform-customers/:id/irm/template',
+    {
+      schema: {
+        tags: ['IRMs'],
+        operationId: 'getIrmTemplate',
+        summary: "A spreadsheet of the customer's mappable IRMs, to fill in with invoices and upload",
+        description:
+          'CSV (the default) or XLSX with `format`. The header row is the request line\'s fields in the order of a push ' +
+          "line; then one row per IRM a push can map (an available balance, not cancelled, a purpose code other than " +
+          'P0101/P0108), newest `irmIssueDate` first, with the IRM side filled in as text: `irmNumber`, `irmDt` ' +
+          '(ddMMyyyy, as a push takes it), `irmIfscCode`, `irmAdCode` (leading zeros kept), `irmFCC`, `irmPurposeCode` ' +
+          'and `irmRemitAmtFCC`, which is the amount still available. The exporter fills in the other columns. ' +
+          'The IRM list\'s filters apply (`irmNumber`; `fromDate` and `toDate` on `irmIssueDate`, inclusive); it is not ' +
+          'paged. Like the list, it needs validated credentials (409) and pulls the IRMs from the authority first unless ' +
+          'a pull is recent (502/504 when the authority fails). Sent as an attachment named ' +
+          '`irm-template-<IEC>-<YYYYMMDD>.csv|xlsx`, streamed: a connection closed before the end means the file is ' +
+          'incomplete (ask again). CSV cells that would start with = + - @, a tab or a carriage return get a leading ' +
+          "single quote, so that no spreadsheet program evaluates them; the upload reads them back without it.",
+        security: [{ apiKey: [] }],
+        params: IdParams,
+        querystring: IrmTemplateQuery,
+        response: { 200: spreadsheetAnswer('The template, as an attachment'), ...problems(404, 409, 502, 504) },
+      },
+    },
+    async (request, reply) => {
+      requireDateRange(request.query);
+      const template = await irmTemplate(deps.context, deps.irmPuller, platformOf(request), request.params.id, request.query);
+      reply.type(template.contentType).header('content-disposition', `attachment; filename="${template.fileName}"`);
+      // HEAD (which Fastify answers with this handler) gets the headers without the file being made.
+      if (request.method === 'HEAD') return reply.send();
+      const body = new PassThrough();
+      // writeTemplate ends `body` when the file is complete, and destroys it on any failure: Fastify then cuts the
+      // connection without ending the chunked body, so a client never takes part of a file for all of it.
+      template.write(body).catch((error: unknown) => {
+        if (clientWentAway(error)) request.log.info('the client closed the connection before the IRM template was complete');
+        else request.log.error({ err: error }, 'the IRM template failed while it was being sent');
+        body.destroy(error instanceof Error ? error : new Error(String(error)));
+      });
+      return reply.send(body);
+    },
+  );
+}

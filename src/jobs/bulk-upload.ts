@@ -1,0 +1,77 @@
+import type { Kysely } from 'kysely';
+import type { PgBoss } from 'pg-boss';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database } from '../store/database.ts';
+import type { Schema } from '../store/schema.ts';
+import { unfinishedUploadIds } from '../store/uploads.ts';
+import { cancelOrphanedJobs, executorOf, HEARTBEAT_SECONDS } from './boss.ts';
+
+const QUEUE = 'bulk-upload';
+const RECOVERY_BATCH = 1_000;
+const RETRY_DELAY_SECONDS = 5;
+
+type UploadJob = { uploadId: string };
+
+/** Background work on uploads the services ask for; scheduled in the caller's transaction so it is never lost. */
+export interface UploadScheduler {
+  scheduleUpload(db: Kysely<Schema>, uploadId: string): Promise<void>;
+}
+
+/** What working an upload came to: finished (completed or rejected), or waiting on a request still unsettled. */
+export type UploadProgress = 'finished' | 'waiting';
+
+/**
+ * Runs spreadsheet uploads (contract 11) on pg-boss: one job at a time per upload (an `exclusive` queue keyed by the
+ * upload), queued in the upload's own transaction. A job works its upload as far as it can; while one of its pushes
+ * waits on the authority (a request held after a timeout), the job fails so that pg-boss tries again later. At start,
+ * jobs a dead process left running are cancelled and every unfinished upload gets a job: a killed service resumes
+ * its uploads where they stopped (the upload's own records say which pushes are done).
+ */
+export class BulkUploadJobs implements UploadScheduler {
+  readonly #boss: PgBoss;
+  readonly #database: Database;
+  readonly #log: FastifyBaseLogger;
+
+  constructor(options: { boss: PgBoss; database: Database; log: FastifyBaseLogger }) {
+    this.#boss = options.boss;
+    this.#database = options.database;
+    this.#log = options.log;
+  }
+
+  async start(): Promise<void> {
+    await this.#boss.createQueue(QUEUE, {
+      policy: 'exclusive',
+      heartbeatSeconds: HEARTBEAT_SECONDS,
+      retryLimit: 100_000,
+      retryDelay: RETRY_DELAY_SECONDS,
+      retryBackoff: true,
+      retryDelayMax: 60,
+      // A job runs as long as its upload takes (up to 51 pushes); its heartbeat, not its age, says it is alive.
+      expireInSeconds: 24 * 3600,
+    });
+  }
+
+  async work(run: (uploadId: string) => Promise<UploadProgress>): Promise<void> {
+    const unfinished = await unfinishedUploadIds(this.#database.db, RECOVERY_BATCH);
+    const uploads = await cancelOrphanedJobs(this.#boss, this.#database, QUEUE, unfinished);
+    if (uploads.length > 0) this.#log.info({ uploads }, 'cancelled the upload jobs of a process that died; resuming them now');
+    await this.#boss.work<UploadJob>(QUEUE, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
+      if (job === undefined) return;
+      const progress = await run(job.data.uploadId);
+      if (progress === 'waiting') throw new Error(`upload ${job.data.uploadId} waits on a request the authority has not settled`);
+    });
+    for (const uploadId of unfinished) await this.#send(uploadId);
+  }
+
+  async scheduleUpload(db: Kysely<Schema>, uploadId: string): Promise<void> {
+    await this.#send(uploadId, db);
+  }
+
+  async #send(uploadId: string, db?: Kysely<Schema>): Promise<void> {
+    await this.#boss.send(QUEUE, { uploadId } satisfies UploadJob, {
+      singletonKey: uploadId,
+      heartbeatSeconds: HEARTBEAT_SECONDS,
+      ...(db === undefined ? {} : { db: executorOf(db) }),
+    });
+  }
+}

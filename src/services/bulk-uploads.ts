@@ -1,0 +1,261 @@
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Static } from 'typebox';
+import { checkPushMessage } from '../domain/push-message.ts';
+import { AppError, ERROR_TABLE } from '../errors.ts';
+import type { BulkUploadSchema } from '../http/schemas.ts';
+import type { UploadProgress, UploadScheduler } from '../jobs/bulk-upload.ts';
+import type { BulkUploadProblem } from '../store/schema.ts';
+import * as store from '../store/uploads.ts';
+import { requireVerified, type ServiceContext } from './context.ts';
+import { requireCustomer } from './customers.ts';
+import { storedAcknowledgement, type PushAck } from './genebrc/views.ts';
+import { NOT_RECEIVED_CODE } from './genebrc/progress.ts';
+import type { PushService } from './genebrc/push.ts';
+import { itemsPage, offsetOf, type PageRequest } from './pages.ts';
+import { checkXlsxArchive, detectFormat, readRows, validateRows, type SheetRow } from './spreadsheets/read.ts';
+import { splitRows } from './spreadsheets/split.ts';
+import type { RawLine } from '../domain/push-line.ts';
+
+export type BulkUpload = Static<typeof BulkUploadSchema>;
+
+export type UploadForm = { platformCustomerId: string; uploadType: string; decalarationFlag: string };
+
+export type UploadedFile = { fileName: string; contentType: string | undefined; content: Buffer; sha256: string };
+
+/** The same file (by SHA-256) for the same customer within this time answers the upload made of it (contract 11). */
+const SAME_FILE_WINDOW_MS = 24 * 3600 * 1000;
+
+/**
+ * The most problems a rejected upload lists; a last entry (`more_problems`) says how many more there were. A file
+ * wrong throughout (a shifted column, say) has one problem per row: the first thousand tell what to fix.
+ */
+export const MAX_UPLOAD_PROBLEMS = 1_000;
+
+function capped(problems: readonly BulkUploadProblem[]): BulkUploadProblem[] {
+  if (problems.length <= MAX_UPLOAD_PROBLEMS) return [...problems];
+  const more = problems.length - MAX_UPLOAD_PROBLEMS;
+  return [
+    ...problems.slice(0, MAX_UPLOAD_PROBLEMS),
+    { row: null, column: null, code: 'more_problems', message: `${more} more problems are not listed; fix those above and upload the file again.` },
+  ];
+}
+
+function uploadView(upload: store.UploadRow, pushes: readonly store.UploadPushRow[]): BulkUpload {
+  return {
+    id: upload.id,
+    platformCustomerId: upload.platform_customer_id,
+    status: upload.status,
+    fileName: upload.file_name,
+    fileSha256: upload.file_sha256,
+    rowCount: upload.row_count,
+    rowsDone: upload.rows_done,
+    errors: [...upload.errors, ...pushes.flatMap((push) => push.errors)],
+    requests: pushes
+      .filter((push) => push.public_request_id !== null)
+      .map((push) => ({ requestId: push.public_request_id!, ackStatus: push.ack_status, rows: push.spreadsheet_rows })),
+    createdAt: upload.created_at.toISOString(),
+    updatedAt: upload.updated_at.toISOString(),
+  };
+}
+
+/** A push's acknowledgement as the upload reports it: each error at the spreadsheet row of its line. */
+function outcomeOf(ack: PushAck, rows: readonly number[]) {
+  return {
+    ackStatus: ack.ackStatus,
+    rows: rows.length,
+    errors: ack.errorDetails.map((detail) => ({
+      row: detail.serialNo === null ? null : (rows[detail.serialNo - 1] ?? null),
+      column: detail.field,
+      code: detail.code,
+      message: detail.serialNo === null ? `Request ${ack.requestId}: ${detail.message}` : detail.message,
+    })),
+  };
+}
+
+/** Whether a stored push failed because the authority never received it (nothing of it reached the authority). */
+function neverReceived(ack: PushAck): boolean {
+  return ack.ackStatus === 'Failed' && ack.errorDetails.length === 1 && ack.errorDetails[0]!.code === NOT_RECEIVED_CODE;
+}
+
+function rowSpan(rows: readonly number[]): string {
+  return rows.length === 1 ? `Row ${rows[0]}` : `Rows ${rows[0]}-${rows.at(-1)}`;
+}
+
+/** The file's rows; an XLSX archive is sized first, so that a zip bomb is refused before anything is unpacked. */
+async function* sizedRows(format: 'csv' | 'xlsx', file: Buffer): AsyncGenerator<SheetRow> {
+  if (format === 'xlsx') checkXlsxArchive(file);
+  yield* readRows(format, Readable.from([file]));
+}
+
+/** Counts the rows read, for an upload's rowCount. */
+async function* counted(rows: AsyncIterable<SheetRow>, count: { rows: number }): AsyncGenerator<SheetRow> {
+  for await (const row of rows) {
+    count.rows++;
+    yield row;
+  }
+}
+
+/**
+ * Spreadsheet uploads (contract 11): takes a file, checks every row as a push checks its lines, splits the rows into
+ * ordinary pushes and sends them one after another, in a background job. The upload's status moves here only:
+ * validating, then rejected (with every problem) or pushing, then completed; both final moves write the
+ * `bulk_upload.completed` event in their own transaction.
+ */
+export class BulkUploads {
+  readonly #context: ServiceContext;
+  readonly #push: PushService;
+  readonly #scheduler: UploadScheduler;
+
+  constructor(context: ServiceContext, push: PushService, scheduler: UploadScheduler) {
+    this.#context = context;
+    this.#push = push;
+    this.#scheduler = scheduler;
+  }
+
+  /** Stores the upload and queues its job; the customer's upload of the same file within 24 h instead (not created). */
+  async accept(platformId: string, form: UploadForm, file: UploadedFile): Promise<{ created: boolean; upload: BulkUpload }> {
+    const customer = requireVerified(await requireCustomer(this.#context.db, platformId, form.platformCustomerId));
+    const { problems } = checkPushMessage(form);
+    if (file.content.length === 0) problems.push({ path: '/file', code: 'empty_file', message: 'The file is empty: upload the filled-in template.' });
+    if (problems.length > 0) {
+      throw new AppError(
+        'validation_failed',
+        problems.length === 1 ? `The upload has an invalid field: ${problems[0]!.message}` : `The upload has ${problems.length} invalid fields; see errors.`,
+        { errors: problems },
+      );
+    }
+    if (detectFormat({ fileName: file.fileName, contentType: file.contentType }) === null) {
+      throw new AppError('unsupported_media_type', `${file.fileName} is not a spreadsheet this service reads: upload a CSV (.csv) or Excel (.xlsx) file.`);
+    }
+    const { db } = this.#context;
+    return db.transaction().execute(async (tx) => {
+      await store.lockCustomerForUpload(tx, customer.id);
+      const same = await store.findSameFile(tx, customer.id, file.sha256, new Date(Date.now() - SAME_FILE_WINDOW_MS));
+      if (same !== undefined) return { created: false, upload: await this.#view(tx, same) };
+      const upload = await store.insertUpload(tx, {
+        id: randomUUID(),
+        platformId,
+        customerId: customer.id,
+        fileName: file.fileName,
+        fileSha256: file.sha256,
+        fileContent: file.content,
+        uploadType: form.uploadType,
+        declarationFlag: form.decalarationFlag,
+      });
+      await this.#scheduler.scheduleUpload(tx, upload.id);
+      return { created: true, upload: uploadView(upload, []) };
+    });
+  }
+
+  async get(platformId: string, id: string): Promise<BulkUpload> {
+    const upload = await store.findUpload(this.#context.db, platformId, id);
+    if (upload === undefined) throw new AppError('not_found', `Upload ${id} not found.`);
+    return this.#view(this.#context.db, upload);
+  }
+
+  async list(platformId: string, query: PageRequest & { platformCustomerId?: string | undefined }) {
+    const { rows, total } = await store.listUploads(this.#context.db, {
+      platformId,
+      customerId: query.platformCustomerId,
+      offset: offsetOf(query),
+      limit: query.limit,
+    });
+    const pushes = await store.pushesOf(this.#context.db, rows.map((row) => row.id));
+    return itemsPage(rows.map((row) => uploadView(row, pushes.get(row.id) ?? [])), total, query);
+  }
+
+  /** Works the upload as far as it goes now (its job's handler): whatever was done before a kill is not done again. */
+  async run(uploadId: string): Promise<UploadProgress> {
+    let upload = await store.findUploadForWork(this.#context.db, uploadId);
+    if (upload?.status === 'validating') {
+      await this.#validate(upload);
+      upload = await store.findUploadForWork(this.#context.db, uploadId);
+    }
+    if (upload?.status !== 'pushing') return 'finished';
+    return this.#pushAll(upload);
+  }
+
+  async #view(db: ServiceContext['db'], upload: store.UploadRow): Promise<BulkUpload> {
+    return uploadView(upload, (await store.pushesOf(db, [upload.id])).get(upload.id) ?? []);
+  }
+
+  /** Checks every row; then rejects the upload with its problems, or plans its pushes. Nothing is pushed here. */
+  async #validate(upload: store.UploadRow): Promise<void> {
+    const content = await store.readUploadFile(this.#context.db, upload.id);
+    if (content === null) return;
+    const format = detectFormat({ fileName: upload.file_name, head: content.subarray(0, 4) }) ?? 'csv';
+    const count = { rows: 0 };
+    const file = Buffer.from(content);
+    const rows = counted(sizedRows(format, file), count);
+    const { lines, problems } = await validateRows(rows, { uploadType: upload.upload_type });
+    const { db } = this.#context;
+    if (problems.length > 0) {
+      await db.transaction().execute(async (tx) => {
+        if (!(await store.rejectUpload(tx, upload.id, count.rows, capped(problems)))) return;
+        await this.#recordFinished(tx, upload.id);
+      });
+      this.#context.outbox.committed();
+      return;
+    }
+    const pushes = splitRows(lines);
+    await db.transaction().execute((tx) => store.planUpload(tx, upload.id, lines.length, pushes));
+  }
+
+  /** Sends the planned pushes in order, recording each outcome; completes the upload once every push has one. */
+  async #pushAll(upload: store.UploadRow): Promise<UploadProgress> {
+    const { db } = this.#context;
+    // Pushes stored before a kill (or an authority failure) took their answer: their outcome is the stored request's,
+    // once it is settled. A request the authority never received failed without reaching it: its push is sent again.
+    for (const push of await store.unacknowledgedPushes(db, upload.id)) {
+      const ack = await storedAcknowledgement(db, upload.platform_id, push.request_id);
+      if (ack === null) return 'waiting';
+      await db.transaction().execute((tx) =>
+        neverReceived(ack)
+          ? store.unlinkPush(tx, upload.id, push.push_index, push.request_id)
+          : store.recordPushOutcome(tx, upload.id, push.push_index, outcomeOf(ack, push.spreadsheet_rows)),
+      );
+    }
+    for (let push = await store.nextUnsentPush(db, upload.id); push !== undefined; push = await store.nextUnsentPush(db, upload.id)) {
+      const { push_index: index, spreadsheet_rows: rows } = push;
+      const lines = push.lines as RawLine[];
+      let ack: PushAck;
+      try {
+        ack = await this.#push.push(
+          upload.platform_id,
+          {
+            platformCustomerId: upload.platform_customer_id,
+            recordResCount: lines.length,
+            uploadType: upload.upload_type,
+            decalarationFlag: upload.declaration_flag,
+            ebrcBulkGenDtos: lines,
+          },
+          (tx, requestId) => store.linkPush(tx, upload.id, index, requestId),
+        );
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        // Stored and held (the authority's answer is awaited), or the authority cannot be reached: try again later.
+        if (ERROR_TABLE[error.code].status >= 500) return 'waiting';
+        // Refused before anything was stored (the customer's credentials were refused since, say): these rows fail.
+        const failure = { row: null, column: null, code: error.code, message: `${rowSpan(rows)} were not pushed: ${error.message}` };
+        await db.transaction().execute((tx) => store.recordPushOutcome(tx, upload.id, index, { ackStatus: 'Failed', errors: [failure], rows: rows.length }));
+        continue;
+      }
+      await db.transaction().execute((tx) => store.recordPushOutcome(tx, upload.id, index, outcomeOf(ack, rows)));
+    }
+    await db.transaction().execute(async (tx) => {
+      if ((await store.completeUpload(tx, upload.id)) === undefined) return;
+      await this.#recordFinished(tx, upload.id);
+    });
+    this.#context.outbox.committed();
+    return 'finished';
+  }
+
+  /** The `bulk_upload.completed` event of an upload that has just reached its final status, in that transaction. */
+  async #recordFinished(tx: ServiceContext['db'], uploadId: string): Promise<void> {
+    const upload = (await store.findUploadForWork(tx, uploadId))!;
+    await this.#context.outbox.record(tx, [
+      { platformId: upload.platform_id, platformCustomerId: upload.platform_customer_id, type: 'bulk_upload.completed', data: await this.#view(tx, upload) },
+    ]);
+  }
+}

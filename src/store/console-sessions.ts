@@ -1,0 +1,133 @@
+import { sql, type Kysely } from 'kysely';
+import type { Schema } from './schema.ts';
+
+/**
+ * The SQL of the web console's sign-in and sessions (migration 0013): a user found by e-mail (ignoring case, by the
+ * unique index on lower(email)), its failed sign-in counter, and the sessions, stored by their token's SHA-256 only.
+ * The rules (when an attempt is allowed, how long a session lasts) are src/services/console-sessions.ts's.
+ */
+
+export type SignInUserRow = {
+  id: string;
+  platformId: string;
+  platformName: string;
+  email: string;
+  passwordHash: string;
+  disabled: boolean;
+  failedSignIns: number;
+  lastFailedSignInAt: Date | null;
+};
+
+/** The user with this e-mail, ignoring case; undefined when there is none. */
+export async function findUserByEmail(db: Kysely<Schema>, email: string): Promise<SignInUserRow | undefined> {
+  const row = await db
+    .selectFrom('console_users')
+    .innerJoin('platforms', 'platforms.id', 'console_users.platform_id')
+    .select([
+      'console_users.id',
+      'console_users.platform_id',
+      'platforms.name as platform_name',
+      'console_users.email',
+      'console_users.password_hash',
+      'console_users.disabled',
+      'console_users.failed_sign_ins',
+      'console_users.last_failed_sign_in_at',
+    ])
+    .where(sql<string>`lower(console_users.email)`, '=', sql<string>`lower(${email})`)
+    .executeTakeFirst();
+  return (
+    row && {
+      id: row.id,
+      platformId: row.platform_id,
+      platformName: row.platform_name,
+      email: row.email,
+      passwordHash: row.password_hash,
+      disabled: row.disabled,
+      failedSignIns: row.failed_sign_ins,
+      lastFailedSignInAt: row.last_failed_sign_in_at,
+    }
+  );
+}
+
+/**
+ * Counts one sign-in attempt against the user before its password is checked, on condition that the counter is still
+ * `expected` (a compare-and-set: of concurrent attempts, each is counted once, so none slips past the limit). False
+ * when the counter changed meanwhile.
+ */
+export async function countSignInAttempt(
+  db: Kysely<Schema>,
+  userId: string,
+  change: { expected: number; failures: number; at: Date },
+): Promise<boolean> {
+  const updated = await db
+    .updateTable('console_users')
+    .set({ failed_sign_ins: change.failures, last_failed_sign_in_at: change.at })
+    .where('id', '=', userId)
+    .where('failed_sign_ins', '=', change.expected)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
+}
+
+/** A right password: the failures counted so far are forgotten. */
+export async function clearSignInFailures(db: Kysely<Schema>, userId: string): Promise<void> {
+  await db.updateTable('console_users').set({ failed_sign_ins: 0, last_failed_sign_in_at: null }).where('id', '=', userId).execute();
+}
+
+export async function insertSession(db: Kysely<Schema>, session: { tokenHash: Buffer; userId: string; expiresAt: Date }): Promise<void> {
+  await db.insertInto('console_sessions').values({ token_hash: session.tokenHash, user_id: session.userId, expires_at: session.expiresAt }).execute();
+}
+
+export type SessionRow = {
+  userId: string;
+  email: string;
+  platformId: string;
+  platformName: string;
+  disabled: boolean;
+  expiresAt: Date;
+};
+
+/** The session of this token hash with its user and platform, whatever its state; undefined when there is none. */
+export async function findSession(db: Kysely<Schema>, tokenHash: Buffer): Promise<SessionRow | undefined> {
+  const row = await db
+    .selectFrom('console_sessions')
+    .innerJoin('console_users', 'console_users.id', 'console_sessions.user_id')
+    .innerJoin('platforms', 'platforms.id', 'console_users.platform_id')
+    .select([
+      'console_users.id as user_id',
+      'console_users.email',
+      'console_users.platform_id',
+      'platforms.name as platform_name',
+      'console_users.disabled',
+      'console_sessions.expires_at',
+    ])
+    .where('console_sessions.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+  return (
+    row && {
+      userId: row.user_id,
+      email: row.email,
+      platformId: row.platform_id,
+      platformName: row.platform_name,
+      disabled: row.disabled,
+      expiresAt: row.expires_at,
+    }
+  );
+}
+
+export async function deleteSession(db: Kysely<Schema>, tokenHash: Buffer): Promise<void> {
+  await db.deleteFrom('console_sessions').where('token_hash', '=', tokenHash).execute();
+}
+
+/** The user's sessions that have expired by `now` (kept tidy at each of its sign-ins). */
+export async function deleteExpiredSessionsOf(db: Kysely<Schema>, userId: string, now: Date): Promise<void> {
+  await db.deleteFrom('console_sessions').where('user_id', '=', userId).where('expires_at', '<=', now).execute();
+}
+
+/** Deletes up to `batch` sessions past their expiry (housekeeping: users who never come back); returns how many. */
+export async function purgeExpiredSessions(db: Kysely<Schema>, batch = 1000): Promise<number> {
+  const result = await db
+    .deleteFrom('console_sessions')
+    .where('token_hash', 'in', db.selectFrom('console_sessions').select('token_hash').where('expires_at', '<', new Date()).limit(batch))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
