@@ -1,4 +1,3 @@
-import PDFDocument from 'pdfkit';
 
 /** Said at the top and in the footer of every certificate: the page is ours, not the authority's. */
 export const NOT_THE_AUTHORITYS_PRINT =
@@ -60,7 +59,9 @@ const WARNING_FILL = '#fff4d6';
 const WARNING_INK = '#8a4b00';
 
 /** A one-page PDF (A4) summary of one eBRC, in the PDF's built-in Helvetica: no font is read or fetched. */
-export function renderCertificate(data: CertificateData): Promise<Buffer> {
+export async function renderCertificate(data: CertificateData): Promise<Buffer> {
+  // Loaded on first use: pdfkit holds about 12 MB that a service which never renders a PDF need not carry.
+  const { default: PDFDocument } = await import('pdfkit');
   const doc = new PDFDocument({
     size: 'A4',
     margin: PAGE_MARGIN,

@@ -2,11 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Schema } from './schema.ts';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.ts';
 
 const INT8_OID = 20;
+/**
+ * The embedded database's page cache, in the service's own memory (PGlite's default is PostgreSQL's 128MB, all of it
+ * resident once touched). Pages it does not hold are read from the data folder through the OS's file cache.
+ */
+const EMBEDDED_SHARED_BUFFERS = '16MB';
 const DATE_OID = 1082;
 
 /**
@@ -53,7 +59,10 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   try {
     // Loaded only here: a service on PostgreSQL does not carry PGlite's WebAssembly in memory.
     const { PGlite } = await import('@electric-sql/pglite');
-    pglite = await PGlite.create(path.join(dataDir, 'pgdata'), { parsers });
+    pglite = await PGlite.create(path.join(dataDir, 'pgdata'), {
+      parsers,
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+    });
   } catch (error) {
     lock.release();
     throw error;
@@ -97,8 +106,39 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   };
 }
 
+/** Statement texts prepared so far, by name; past the cap new texts run unprepared. */
+const preparedNames = new Map<string, string>();
+const MAX_PREPARED_STATEMENTS = 1_000;
+/** Texts with more parameters than this are mostly IN lists whose length varies: each length would be its own statement. */
+const MAX_PREPARED_PARAMETERS = 32;
+
+function statementName(text: string, parameterCount: number): string | undefined {
+  const known = preparedNames.get(text);
+  if (known !== undefined || parameterCount > MAX_PREPARED_PARAMETERS || preparedNames.size >= MAX_PREPARED_STATEMENTS) return known;
+  const name = `ebrc_${createHash('sha256').update(text).digest('base64url').slice(0, 24)}`;
+  preparedNames.set(text, name);
+  return name;
+}
+
+/**
+ * A pg client that prepares each statement text once per connection (a named statement) and then only binds and
+ * executes it: PostgreSQL parses and plans it once instead of at every call, which was a third of the database's work
+ * for a customer read. Parameterless texts (scripts, BEGIN/COMMIT) go as they are.
+ */
+class PreparingClient extends pg.Client {
+  override query(...args: unknown[]): any {
+    const [text, values] = args;
+    if (args.length === 2 && typeof text === 'string' && Array.isArray(values) && values.length > 0) {
+      const name = statementName(text, values.length);
+      if (name !== undefined) return super.query({ text, values, name });
+    }
+    return (super.query as (...a: unknown[]) => unknown)(...args);
+  }
+}
+
 async function openPostgres(databaseUrl: string, poolSize: number): Promise<Database> {
   const pool = new pg.Pool({
+    Client: PreparingClient,
     connectionString: databaseUrl,
     max: poolSize,
     types: {

@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import ExcelJS from 'exceljs';
 import { toDdMMyyyy } from '../../domain/dates.ts';
 import { unguardCellText } from '../../domain/spreadsheet-cells.ts';
 import { centsToNumber, parseDecimalString } from '../../domain/money.ts';
@@ -194,6 +193,8 @@ export function checkXlsxArchive(archive: Buffer): void {
 
 async function* xlsxCells(input: Readable): AsyncGenerator<NumberedCells> {
   // Streaming: rows are parsed from the first worksheet's XML as it is unzipped; no workbook tree is built.
+  // Loaded on first use: exceljs holds about 17 MB that a service which never reads an XLSX file need not carry.
+  const { default: ExcelJS } = await import('exceljs');
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
     worksheets: 'emit',
     sharedStrings: 'cache',

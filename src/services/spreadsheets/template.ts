@@ -2,7 +2,6 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
-import ExcelJS from 'exceljs';
 import { parseLineDate, toDdMMyyyy } from '../../domain/dates.ts';
 import { formatCents, type Cents } from '../../domain/money.ts';
 import { guardCellText, guardStringCellText } from '../../domain/spreadsheet-cells.ts';
@@ -91,6 +90,8 @@ async function writeXlsx(rows: AsyncIterable<TemplateIrm> | Iterable<TemplateIrm
   };
   out.once('close', onClose);
   try {
+    // Loaded on first use, like the reader: exceljs holds about 17 MB.
+    const { default: ExcelJS } = await import('exceljs');
     const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: true, useSharedStrings: false });
     const sheet = workbook.addWorksheet('eBRC lines');
     sheet.columns = SPREADSHEET_COLUMNS.map((column) => ({
