@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuthorityIrm } from '../authority/authority.ts';
-import { readPage, type PageWindow } from './paging.ts';
+import { readPage, type DayCounts, type PageWindow } from './paging.ts';
 import type { IrmsTable, Schema } from './schema.ts';
 
 export type IrmRow = Selectable<IrmsTable>;
@@ -80,7 +80,8 @@ export type IrmFilter = {
 /**
  * A page of a customer's IRMs, newest issue date first. The total comes from irm_customer_counts or irm_day_counts
  * (or, for one IRM number, from the one row there may be), so it does not grow with the customer's IRMs. The page's
- * ids come from the index alone and only their rows are read, from whichever end is nearer (readPage).
+ * ids come from the index alone and only their rows are read; a later page starts at the issue date it begins on,
+ * found from irm_day_counts (readPage).
  */
 export async function listIrms(
   db: Kysely<Schema>,
@@ -98,7 +99,7 @@ export async function listIrms(
   const rowsOf = (window: PageWindow) => {
     const direction = window.reverse ? 'asc' : 'desc';
     const within = window.reverse ? 'desc' : 'asc';
-    const page = matching
+    const page = (window.fromDay === undefined ? matching : matching.where('irm_issue_date', '<=', window.fromDay))
       .select('id')
       .orderBy('irm_issue_date', direction)
       .orderBy('irm_number', within)
@@ -111,7 +112,14 @@ export async function listIrms(
       .orderBy('irm_issue_date', direction)
       .orderBy('irm_number', within);
   };
-  return readPage(db, filter, rowsOf, irmTotal(filter));
+  return readPage(db, filter, rowsOf, irmTotal(filter), irmDays(filter));
+}
+
+/** The customer's IRMs per issue date, within the dates given. */
+function irmDays(filter: IrmFilter): DayCounts {
+  return sql`select irm_issue_date as day, irms as rows from irm_day_counts where platform_customer_id = ${filter.customerId}${
+    filter.fromDate ? sql` and irm_issue_date >= ${filter.fromDate}` : sql``
+  }${filter.toDate ? sql` and irm_issue_date <= ${filter.toDate}` : sql``} and irms > 0`;
 }
 
 /** How many IRMs a customer has, with the issue dates given: one row without dates, one row a day with them. */

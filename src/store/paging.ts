@@ -1,8 +1,15 @@
-import type { Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Schema } from './schema.ts';
 
-/** Which rows of an ordered list a page reads: `limit` rows from `offset`, in the list's order or the reverse. */
-export type PageWindow = { offset: number; limit: number; reverse: boolean };
+/**
+ * Which rows of an ordered list a page reads: `limit` rows from `offset`, in the list's order or the reverse. With
+ * `fromDay` (lists ordered newest day first), the offset counts from the first row of that day, and rows of later
+ * days are left out.
+ */
+export type PageWindow = { offset: number; limit: number; reverse: boolean; fromDay?: string };
+
+/** A list's rows per day, as kept counts: one row per day that has rows. */
+export type DayCounts = RawBuilder<{ day: string; rows: number }>;
 
 /**
  * Which rows of an ordered list of `total` rows a page covers, and how to read them cheaply: a page past the middle
@@ -21,12 +28,17 @@ export function pageWindow(total: number, offset: number, limit: number): PageWi
  * when the window says so); `total` is the list's length as one SQL expression (kept counts, never a count of the
  * rows). The first page carries its total in the same statement; a later page needs the total first, to read from
  * whichever end is nearer.
+ *
+ * A list ordered newest day first that keeps its rows per day (`dayCounts`) reads a later page from the day it begins
+ * on, found by summing the days' counts: the index walk is at most that day's rows, however deep the page, where
+ * reading from the nearer end walks up to half the list (500,000 entries in the middle of a million IRMs).
  */
 export async function readPage<DB, TB extends keyof DB, Row>(
   db: Kysely<Schema>,
   page: { offset: number; limit: number },
   rowsOf: (window: PageWindow) => SelectQueryBuilder<DB, TB, Row>,
   total: RawBuilder<number>,
+  dayCounts?: DayCounts,
 ): Promise<{ rows: Row[]; total: number }> {
   if (page.offset === 0) {
     // No row on the first page means nothing matches.
@@ -34,9 +46,32 @@ export async function readPage<DB, TB extends keyof DB, Row>(
     const rows = (await first.execute()) as (Row & { total_matching: number })[];
     return { rows: rows.map(({ total_matching: _total, ...row }) => row as Row), total: rows[0]?.total_matching ?? 0 };
   }
+  if (dayCounts) {
+    const anchor = await dayAnchor(db, dayCounts, page.offset);
+    if (anchor.day === null) return { rows: [], total: anchor.total };
+    const rows = await rowsOf({ offset: anchor.within, limit: page.limit, reverse: false, fromDay: anchor.day }).execute();
+    return { rows: rows as Row[], total: anchor.total };
+  }
   const counted = await db.selectNoFrom(total.as('total')).executeTakeFirstOrThrow();
   const window = pageWindow(counted.total, page.offset, page.limit);
   if (!window) return { rows: [], total: counted.total };
   const rows = await rowsOf(window).execute();
   return { rows: (window.reverse ? rows.reverse() : rows) as Row[], total: counted.total };
+}
+
+/**
+ * The list's total, the day (newest first) that holds the row at `offset`, and how many rows of that day come before
+ * it; the day is null when the offset is past the end.
+ */
+async function dayAnchor(db: Kysely<Schema>, dayCounts: DayCounts, offset: number): Promise<{ total: number; day: string | null; within: number }> {
+  const { rows } = await sql<{ total: number; day: string | null; within: number | null }>`
+    with counts as (${dayCounts}),
+    running as (select day, rows, sum(rows) over (order by day desc) as through from counts)
+    select (select coalesce(sum(rows), 0) from counts)::int as total, anchor.day, anchor.within
+    from (select 1) as one
+    left join lateral (
+      select day, (${offset} - (through - rows))::int as within from running where through > ${offset} order by day desc limit 1
+    ) as anchor on true`.execute(db);
+  const [row] = rows;
+  return { total: row?.total ?? 0, day: row?.day ?? null, within: row?.within ?? 0 };
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { ErrorDetail } from '../domain/push-rules.ts';
-import { readPage, type PageWindow } from './paging.ts';
+import { readPage, type DayCounts, type PageWindow } from './paging.ts';
 import type { GenebrcRequestsTable, Schema } from './schema.ts';
 
 export type RequestRow = Selectable<GenebrcRequestsTable>;
@@ -250,7 +250,7 @@ export async function requestsWithLines(db: Kysely<Schema>, ids: readonly string
  * add up to at most `lineBudget` (the lines are aggregated only then: a page of large requests is never one value in
  * memory). The total comes from the counts kept per customer and status (and per UTC day for date filters), or, for
  * one requestId, from the one row there may be. The page's ids come from the index alone and only their rows are
- * read, from whichever end is nearer (readPage).
+ * read; a later page starts at the UTC day it begins on, found from genebrc_request_day_counts (readPage).
  */
 export async function listRequests(
   db: Kysely<Schema>,
@@ -284,7 +284,8 @@ export async function listRequests(
   }
   const rowsOf = (window: PageWindow) => {
     const direction = window.reverse ? 'asc' : 'desc';
-    const page = base
+    const fromDay = window.fromDay;
+    const page = (fromDay === undefined ? base : base.where('created_at', '<', sql<Date>`(${fromDay}::date + 1)::timestamp at time zone 'UTC'`))
       .select('id')
       .orderBy('created_at', direction)
       .orderBy('id', direction)
@@ -294,7 +295,17 @@ export async function listRequests(
       .orderBy('created_at', direction)
       .orderBy('genebrc_requests.id', direction);
   };
-  return readPage(db, filter, rowsOf, requestTotal(filter));
+  return readPage(db, filter, rowsOf, requestTotal(filter), requestDays(filter));
+}
+
+/** The customer's requests per UTC day of creation, with the status and dates given. */
+function requestDays(filter: RequestFilter): DayCounts {
+  const status = filter.status ? sql` and status in (${sql.join(storedStatuses(filter.status))})` : sql``;
+  return sql`select created_day as day, sum(requests)::int as rows from genebrc_request_day_counts
+    where platform_customer_id = ${filter.customerId}${status}${
+      filter.fromDate ? sql` and created_day >= ${filter.fromDate}` : sql``
+    }${filter.toDate ? sql` and created_day <= ${filter.toDate}` : sql``}
+    group by created_day having sum(requests) > 0`;
 }
 
 /** How many requests match, from the kept counts: a few rows per customer, or one row a day with dates. */

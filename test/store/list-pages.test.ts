@@ -133,7 +133,7 @@ describeEachBackend('List pages', (h) => {
     assert.deepEqual(pageWindow(0, 0, 10), null);
   });
 
-  test('IRM pages from either end are the forward read, for every filter, limit and offset', async () => {
+  test('IRM pages, a later one read from the issue date it begins on, are the forward read, for every filter, limit and offset', async () => {
     const { db } = h.database;
     const platformId = h.platformA.id;
     const customerId = await newCustomer(db, platformId, 'irm-pages@example.com');
@@ -176,7 +176,7 @@ describeEachBackend('List pages', (h) => {
     assert.deepEqual(last.rows, forward);
   });
 
-  test('GenEBRC pages from either end are the forward read, for every filter, limit and offset', async () => {
+  test('GenEBRC pages, a later one read from the UTC day it begins on, are the forward read, for every filter, limit and offset', async () => {
     const { db } = h.database;
     const platformId = h.platformA.id;
     const customerId = await newCustomer(db, platformId, 'request-pages@example.com');
