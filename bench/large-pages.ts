@@ -44,12 +44,6 @@ const ROUNDS = Number(flags.rounds);
 const adminUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DATABASE_NAME = 'ebrc_large_pages';
 
-/** Node's flags in `npm start` (package.json), so that the service runs as it is started. */
-function startScriptFlags(): string[] {
-  const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
-}
-
 async function admin(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
@@ -162,7 +156,6 @@ async function main(): Promise<void> {
       const service = await startServer({
         name: 'service-large-pages',
         script: path.join(ROOT, 'src', 'main.ts'),
-        nodeFlags: startScriptFlags(),
         env: {
           ...databaseEnv,
           AUTHORITY_URL: sandbox.baseUrl,

@@ -321,11 +321,6 @@ function codeMeasured(): BackendResult['code'] {
   return { commit, files };
 }
 
-function startScriptFlags(): string[] {
-  const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
-}
-
 async function admin(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
@@ -498,7 +493,6 @@ async function runBackend(backend: 'postgres' | 'embedded'): Promise<BackendResu
     const service = await startServer({
       name: `service-webhooks-${backend}`,
       script: path.join(ROOT, 'src', 'main.ts'),
-      nodeFlags: startScriptFlags(),
       env: { ...SERVICE_ENV, ...databaseEnv, AUTHORITY_URL: sandbox.baseUrl, ENCRYPTION_KEY: encryptionKey },
       port: await freePort(),
       readyPath: '/ready',
@@ -588,7 +582,6 @@ async function runBackend(backend: 'postgres' | 'embedded'): Promise<BackendResu
       const apiOnly = await startServer({
         name: 'service-webhooks-postgres-api-only',
         script: path.join(ROOT, 'src', 'main.ts'),
-        nodeFlags: startScriptFlags(),
         env: { ...SERVICE_ENV, ...databaseEnv, AUTHORITY_URL: sandbox.baseUrl, ENCRYPTION_KEY: encryptionKey, RUN_WEBHOOKS: 'false', RUN_POLLER: 'false' },
         port: await freePort(),
         readyPath: '/ready',

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Authority } from './authority/authority.ts';
 import { withDeadline } from './authority/deadline.ts';
+import { createAuthorityCallHistogram, withTiming } from './authority/timing.ts';
 import { createDgftAuthority } from './authority/dgft/dgft-authority.ts';
 import { createDgftClient } from './authority/dgft/dgft-client.ts';
 import { createSandboxCredentialIssuer } from './authority/sandbox-issuer.ts';
@@ -74,6 +75,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       retry: { deadlineMs: config.authorityTimeoutMs, attemptTimeoutMs: config.authorityTimeoutMs },
     }));
     const authority = options.authority ? options.authority(adapter) : adapter;
+    const metrics = createMetricsRegistry();
     const serverKey = loadServerKey(config);
     const vault = new CredentialsVault(serverKey.credentialsKey);
     await checkInstallationKey(database.db, serverKey, vault, { keyFile: config.encryptionKey ? undefined : keyFileOf(config.dataDir) });
@@ -83,7 +85,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       db: database.db,
       // A backstop behind the client's own deadline, a little later so that the client's more precise failure
       // (unavailable after retries, say) is the one reported.
-      authority: withDeadline(authority, config.authorityTimeoutMs + DEADLINE_BACKSTOP_MARGIN_MS),
+      authority: withDeadline(withTiming(authority, createAuthorityCallHistogram(metrics)), config.authorityTimeoutMs + DEADLINE_BACKSTOP_MARGIN_MS),
       sandboxCredentials: config.authorityMode === 'sandbox'
         ? createSandboxCredentialIssuer({ baseUrl: authorityUrl, defaultProfile: config.authorityEnvelopeProfile, timeoutMs: config.authorityTimeoutMs })
         : null,
@@ -91,7 +93,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       vault,
       outbox,
     };
-    const metrics = createMetricsRegistry();
     const deliveryMetrics = createDeliveryMetrics(metrics);
     const poller = new RequestPoller({
       boss,

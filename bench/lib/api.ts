@@ -66,3 +66,20 @@ export async function allIrms(api: ApiClient, customerId: string, maxPages = 500
   }
   return irms;
 }
+
+/**
+ * A customer created through the API and verified with a sandbox account (`label` tells the benchmarks' customers
+ * apart). Its IRMs are pulled from the sandbox by the first refresh that follows.
+ */
+export async function createVerifiedCustomer(api: ApiClient, account: string, label: string, password: string): Promise<string> {
+  const customer = await api.expect<{ id: string }>(201, 'POST', '/api/v1/platform-customers', {
+    name: `${label} pusher ${account}`,
+    email: `${label.toLowerCase()}+${account}@pushers.example`,
+    companyName: `${label} ${account} Pvt Ltd`,
+  });
+  await api.expect(200, 'POST', `/api/v1/platform-customers/${customer.id}/check-authority-credentials`, {
+    authorityUsername: account,
+    authorityPassword: password,
+  });
+  return customer.id;
+}

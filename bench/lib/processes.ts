@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SERVICE_MAIN, startScript } from './start-script.ts';
 
 /** A server the benchmark started: a child process listening on a loopback port. */
 export type Server = {
@@ -46,7 +47,7 @@ export async function freePort(): Promise<number> {
 export async function startServer(options: {
   name: string;
   script: string;
-  /** Node's own flags, before the script. */
+  /** Node's own flags, before the script (after `npm start`'s, for the service). */
   nodeFlags?: readonly string[];
   env: Record<string, string>;
   port: number;
@@ -57,8 +58,10 @@ export async function startServer(options: {
   fs.mkdirSync(options.logDir, { recursive: true });
   const logFile = path.join(options.logDir, `${options.name}.log`);
   const log = fs.openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), options.script], {
-    env: { ...process.env, ...options.env, PORT: String(options.port) },
+  // The service starts as `npm start` starts it (its environment and Node's flags), before the options' own.
+  const asStarted = path.resolve(options.script) === SERVICE_MAIN ? startScript() : { env: {}, nodeFlags: [] };
+  const child = spawn(process.execPath, [...asStarted.nodeFlags, ...(options.nodeFlags ?? []), options.script], {
+    env: { ...process.env, ...asStarted.env, ...options.env, PORT: String(options.port) },
     stdio: ['ignore', log, log],
   });
   fs.closeSync(log);

@@ -1,19 +1,19 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect } from 'kysely';
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Schema } from './schema.ts';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.ts';
 
 const INT8_OID = 20;
+const DATE_OID = 1082;
 /**
  * The embedded database's page cache, in the service's own memory (PGlite's default is PostgreSQL's 128MB, all of it
  * resident once touched). Pages it does not hold are read from the data folder through the OS's file cache.
  */
 const EMBEDDED_SHARED_BUFFERS = '16MB';
-const DATE_OID = 1082;
 
 /**
  * The one place that makes both backends return the same JavaScript types:

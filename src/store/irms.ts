@@ -173,9 +173,8 @@ export type IrmForMatch = Pick<
 
 /**
  * The customer's IRMs with an available balance, in the given currencies, received (remittance_date) within the given
- * dates, inclusive: oldest remittance first, then IRM number, at most `limit` of them. One statement; it reads the
- * customer's rows by irms_customer_number's leading column and filters them (no index of its own: a customer's IRMs are
- * thousands, and the dates and balance are what cut them).
+ * dates, inclusive: oldest remittance first, then IRM number, at most `limit` of them. One statement, on the index
+ * irms_customer_received (migration 0014): its walk is the customer's IRMs received within the dates, not all of them.
  */
 export async function findIrmsForMatch(
   db: Kysely<Schema>,

@@ -7,6 +7,7 @@ import { createPlatform } from '../../src/services/platforms.ts';
 import type { SandboxProgram } from '../../sandbox/program.ts';
 import { backends, describeEachBackend, expectProblem, memoryLog, scratchDatabase, startTestSandbox, type TestResponse } from '../support/harness.ts';
 import { issueCredentials } from '../sandbox/support.ts';
+import { firstRefresh, verifiedCustomer } from '../support/workflow.ts';
 
 /** Every operation of the interface, as the OpenAPI document must list it. */
 const OPERATIONS: [method: string, path: string][] = [
@@ -47,6 +48,18 @@ describeEachBackend('operations', (h) => {
     assert.match(metrics.text, /http_requests_total\{[^}]*route="unmatched"[^}]*status="404"/);
     assert.doesNotMatch(metrics.text, /no-such-thing-1234/, 'a URL nobody routes must not become a label');
     assert.match(metrics.text, /^http_request_duration_seconds_bucket\{/m);
+  });
+
+  test('/metrics times the authority calls by operation and outcome', async () => {
+    const countOf = (text: string, operation: string) =>
+      Number(text.split('\n').find((l) => l.startsWith('authority_call_duration_seconds_count{') && l.includes(`operation="${operation}"`) && l.includes('outcome="ok"'))?.split(' ').at(-1) ?? 0);
+    const before = (await h.request('GET', '/metrics', { key: null })).text;
+    const customerId = await verifiedCustomer(h, `metrics-${h.backend}@example.com`);
+    await firstRefresh(h, customerId);
+    const after = (await h.request('GET', '/metrics', { key: null })).text;
+    assert.equal(countOf(after, 'checkCredentials') - countOf(before, 'checkCredentials'), 1, 'the credential check');
+    assert.equal(countOf(after, 'fetchIrms') - countOf(before, 'fetchIrms'), 1, 'the first refresh pulls once');
+    assert.match(after, /^authority_call_duration_seconds_bucket\{[^}]*operation="fetchIrms"/m);
   });
 
   test('/openapi.json is OpenAPI 3.1 and lists every operation, each needing the API key', async () => {
