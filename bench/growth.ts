@@ -31,7 +31,6 @@
  * (autocannon seconds per operation, default 5), --quick (sizes 10000,50000 and 1 s). Progress goes to stderr; the
  * table to stdout, and with the method and every figure to bench/results/growth-<backend>-<UTC stamp>.md and .json.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -45,6 +44,7 @@ import { createVerifiedCustomer, ApiClient, allIrms, irmPagePath, type ApiIrm, t
 import { renderReport, renderTable, type GrowthRun, type LoadFigures, type OperationResult, type SizeResult, type TimedFigures } from './lib/growth-report.ts';
 import { load } from './lib/load.ts';
 import { CpuMeter, RssSampler, freePort, heapOf, rssOf, startServer, type Server } from './lib/processes.ts';
+import { git } from './lib/repo.ts';
 import { startScript } from './lib/start-script.ts';
 import { ProgressBar, formatCount, log } from './lib/progress.ts';
 import { pushBody } from './lib/pushes.ts';
@@ -155,14 +155,6 @@ function folderBytes(folder: string): number {
     if (entry.isFile()) total += fs.statSync(path.join(entry.parentPath, entry.name)).size;
   }
   return total;
-}
-
-function git(args: string[]): string {
-  try {
-    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return '';
-  }
 }
 
 function isoDay(daysAgo: number): string {

@@ -18,12 +18,10 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import type { AuthorityIrm } from '../src/authority/authority.ts';
-import { matchInvoices, type MatchInvoice } from '../src/domain/matching.ts';
-import { centsToNumber, formatCents } from '../src/domain/money.ts';
+import { matchInvoices } from '../src/domain/matching.ts';
 import { markIrmsPulled, UPSERT_BATCH, upsertIrms } from '../src/store/irms.ts';
 import { startHarness, type Backend } from '../test/support/harness.ts';
-import { generateMatchingDataset, precisionRecall, type MatchingDataset } from '../test/support/matching-dataset.ts';
+import { authorityIrmsOf, generateMatchingDataset, matchRequestBody, precisionRecall } from '../test/support/matching-dataset.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -76,49 +74,7 @@ function engine(): void {
   }
 }
 
-/** The set's IRMs as the authority would list them: the cancelled ones never are. */
-function storedIrms(data: MatchingDataset): AuthorityIrm[] {
-  return data.irms
-    .filter((irm) => irm.cancelled !== true)
-    .map((irm) => {
-      const amount = formatCents(irm.availableCents);
-      const issued = new Date(Date.parse(`${irm.remittanceDate}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-      return {
-        irmNumber: irm.irmNumber,
-        irmIssueDate: issued,
-        ifscCode: irm.ifscCode ?? 'HDFC0000240',
-        remittanceAdCode: '0510002',
-        remittanceDate: irm.remittanceDate,
-        remittanceFCC: irm.remittanceFCC,
-        remittanceFCCAmount: amount,
-        ormAmountFCC: '0.00',
-        irmAvailableAmt: amount,
-        irmUtilizedAmt: '0.00',
-        iecCode: '0599001001',
-        panNumber: 'AACCD1001D',
-        remitterName: irm.remitterName,
-        remitterCountry: irm.remitterCountry,
-        purposeOfRemittance: irm.purposeOfRemittance,
-      };
-    });
-}
 
-/** The set's invoices as a client sends them: services invoices (uploadType 103: invoice numbers up to 20 characters). */
-function requestBody(invoices: readonly MatchInvoice[]) {
-  return {
-    uploadType: '103',
-    invoices: invoices.map((invoice) => ({
-      sbCumInvoiceNumber: invoice.sbCumInvoiceNumber,
-      sbCumInvoiceDate: invoice.sbCumInvoiceDate,
-      sbCumInvoiceFCC: invoice.sbCumInvoiceFCC,
-      sbCumInvoiceValueinFCC: centsToNumber(invoice.sbCumInvoiceValueinFCC),
-      portCode: invoice.portCode,
-      billNo: invoice.billNo,
-      buyerName: invoice.buyerName ?? null,
-      buyerCountry: invoice.buyerCountry ?? null,
-    })),
-  };
-}
 
 async function http(backend: Backend): Promise<void> {
   const h = await startHarness(backend);
@@ -138,13 +94,13 @@ async function http(backend: Backend): Promise<void> {
       });
       if (checked.status !== 200) throw new Error(`the credential check answered ${checked.status}: ${checked.text}`);
       const customerId: string = created.body.id;
-      const irms = storedIrms(data);
+      const irms = authorityIrmsOf(data);
       for (let start = 0; start < irms.length; start += UPSERT_BATCH) {
         await upsertIrms(h.database.db, { platformId: h.platformA.id, customerId }, irms.slice(start, start + UPSERT_BATCH));
       }
       await markIrmsPulled(h.database.db, customerId, new Date());
 
-      const body = JSON.stringify(requestBody(data.invoices));
+      const body = JSON.stringify(matchRequestBody(data.invoices));
       const send = async () => {
         const started = performance.now();
         const response = await fetch(`${address}/api/v1/platform-customers/${customerId}/irm/match`, {

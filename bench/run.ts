@@ -18,7 +18,6 @@
  * upload's rows instead of 5,000, quick 1,000).
  */
 import type { AutocannonRequest } from 'autocannon';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,6 +39,7 @@ import {
 } from './lib/extras.ts';
 import { load, type LoadOptions, type Measured } from './lib/load.ts';
 import { CpuMeter, RssSampler, freePort, heapOf, rssOf, startServer, type Server } from './lib/processes.ts';
+import { git } from './lib/repo.ts';
 import { startScript } from './lib/start-script.ts';
 import { ProgressBar, formatCount, log } from './lib/progress.ts';
 import { IrmPool } from './lib/pushes.ts';
@@ -193,14 +193,6 @@ async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T>
     return await work(client);
   } finally {
     await client.end();
-  }
-}
-
-function git(args: string[]): string {
-  try {
-    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return '';
   }
 }
 

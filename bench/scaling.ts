@@ -28,7 +28,6 @@
  * Writes bench/results/scaling-<UTC stamp>.md and .json and prints the markdown. Progress on stderr.
  * --quick: 2 s measurements, no warm-up, 200 test events. --keep: leave the databases for inspection.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
@@ -43,6 +42,7 @@ import { openDatabase } from '../src/store/database.ts';
 import { createVerifiedCustomer, ApiClient, allIrms, irmPagePath, type ApiIrm, type IrmPage } from './lib/api.ts';
 import { load, type LoadOptions, type Measured } from './lib/load.ts';
 import { CpuMeter, RssSampler, freePort, startServer, type CpuShares, type Server } from './lib/processes.ts';
+import { git } from './lib/repo.ts';
 import { startScript } from './lib/start-script.ts';
 import { formatCount, log } from './lib/progress.ts';
 import { IrmPool } from './lib/pushes.ts';
@@ -136,14 +136,6 @@ async function adminQuery(statement: string): Promise<void> {
     await client.query(statement);
   } finally {
     await client.end();
-  }
-}
-
-function git(args: string[]): string {
-  try {
-    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return '';
   }
 }
 

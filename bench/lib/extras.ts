@@ -7,14 +7,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AuthorityIrm } from '../../src/authority/authority.ts';
 import type { CredentialSet } from '../../src/authority/protocol/credentials.ts';
-import { matchInvoices, type MatchInvoice } from '../../src/domain/matching.ts';
-import { centsToNumber, formatCents } from '../../src/domain/money.ts';
+import { matchInvoices } from '../../src/domain/matching.ts';
 import { SPREADSHEET_COLUMNS } from '../../src/domain/spreadsheet-columns.ts';
 import type { Database } from '../../src/store/database.ts';
 import { markIrmsPulled, UPSERT_BATCH, upsertIrms } from '../../src/store/irms.ts';
-import { generateMatchingDataset, precisionRecall, type MatchingDataset } from '../../test/support/matching-dataset.ts';
+import { authorityIrmsOf, generateMatchingDataset, matchRequestBody, precisionRecall } from '../../test/support/matching-dataset.ts';
 import { lineFor } from '../../test/support/workflow.ts';
 import type { ApiClient, ApiIrm } from './api.ts';
 import { formatCount, log } from './progress.ts';
@@ -260,49 +258,7 @@ export function measureMatchingEngine(runs: number): MatchingEngineFigures[] {
   });
 }
 
-/** The set's IRMs as the authority would list them, the cancelled ones left out (as bench/matching.ts stores them). */
-function storedIrms(data: MatchingDataset, iecCode: string, panNumber: string): AuthorityIrm[] {
-  return data.irms
-    .filter((irm) => irm.cancelled !== true)
-    .map((irm) => {
-      const amount = formatCents(irm.availableCents);
-      const issued = new Date(Date.parse(`${irm.remittanceDate}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-      return {
-        irmNumber: irm.irmNumber,
-        irmIssueDate: issued,
-        ifscCode: irm.ifscCode ?? 'HDFC0000240',
-        remittanceAdCode: '0510002',
-        remittanceDate: irm.remittanceDate,
-        remittanceFCC: irm.remittanceFCC,
-        remittanceFCCAmount: amount,
-        ormAmountFCC: '0.00',
-        irmAvailableAmt: amount,
-        irmUtilizedAmt: '0.00',
-        iecCode,
-        panNumber,
-        remitterName: irm.remitterName,
-        remitterCountry: irm.remitterCountry,
-        purposeOfRemittance: irm.purposeOfRemittance,
-      };
-    });
-}
 
-/** The set's invoices as a client sends them: services invoices (uploadType 103), as bench/matching.ts sends them. */
-function matchBody(invoices: readonly MatchInvoice[]): string {
-  return JSON.stringify({
-    uploadType: '103',
-    invoices: invoices.map((invoice) => ({
-      sbCumInvoiceNumber: invoice.sbCumInvoiceNumber,
-      sbCumInvoiceDate: invoice.sbCumInvoiceDate,
-      sbCumInvoiceFCC: invoice.sbCumInvoiceFCC,
-      sbCumInvoiceValueinFCC: centsToNumber(invoice.sbCumInvoiceValueinFCC),
-      portCode: invoice.portCode,
-      billNo: invoice.billNo,
-      buyerName: invoice.buyerName ?? null,
-      buyerCountry: invoice.buyerCountry ?? null,
-    })),
-  });
-}
 
 /**
  * Into the seeded database, before the service starts (the embedded one is the service's alone once it runs): for each
@@ -322,12 +278,12 @@ export async function seedMatchingCustomers(
       email: `bench+matching-${set.invoices}@matching.example`,
       companyName: `Bench Matching ${set.invoices} Exports`,
     });
-    const irms = storedIrms(data, account.set.iecCode, account.panNumber);
+    const irms = authorityIrmsOf(data, { iecCode: account.set.iecCode, panNumber: account.panNumber });
     for (let start = 0; start < irms.length; start += UPSERT_BATCH) {
       await upsertIrms(database.db, { platformId, customerId }, irms.slice(start, start + UPSERT_BATCH));
     }
     await markIrmsPulled(database.db, customerId, new Date());
-    customers.push({ invoices: set.invoices, customerId, irmsStored: irms.length, body: matchBody(data.invoices) });
+    customers.push({ invoices: set.invoices, customerId, irmsStored: irms.length, body: JSON.stringify(matchRequestBody(data.invoices)) });
   }
   return customers;
 }

@@ -1,4 +1,5 @@
-import type { Cents } from '../../src/domain/money.ts';
+import type { AuthorityIrm } from '../../src/authority/authority.ts';
+import { centsToNumber, formatCents, type Cents } from '../../src/domain/money.ts';
 import { chargeTolerance, type MatchInvoice, type MatchIrm } from '../../src/domain/matching.ts';
 
 /**
@@ -210,5 +211,49 @@ export function precisionRecall(proposed: Iterable<{ sbCumInvoiceNumber: string;
     truePositives: tp,
     proposed: pairs.size,
     expected: truth.size,
+  };
+}
+
+/** The set's IRMs as the authority would list them for the exporter `owner` (the cancelled ones never are). */
+export function authorityIrmsOf(data: MatchingDataset, owner = { iecCode: '0599001001', panNumber: 'AACCD1001D' }): AuthorityIrm[] {
+  return data.irms
+    .filter((irm) => irm.cancelled !== true)
+    .map((irm) => {
+      const amount = formatCents(irm.availableCents);
+      const issued = new Date(Date.parse(`${irm.remittanceDate}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+      return {
+        irmNumber: irm.irmNumber,
+        irmIssueDate: issued,
+        ifscCode: irm.ifscCode ?? 'HDFC0000240',
+        remittanceAdCode: '0510002',
+        remittanceDate: irm.remittanceDate,
+        remittanceFCC: irm.remittanceFCC,
+        remittanceFCCAmount: amount,
+        ormAmountFCC: '0.00',
+        irmAvailableAmt: amount,
+        irmUtilizedAmt: '0.00',
+        iecCode: owner.iecCode,
+        panNumber: owner.panNumber,
+        remitterName: irm.remitterName,
+        remitterCountry: irm.remitterCountry,
+        purposeOfRemittance: irm.purposeOfRemittance,
+      };
+    });
+}
+
+/** The set's invoices as a client sends them: services invoices (uploadType 103: invoice numbers up to 20 characters). */
+export function matchRequestBody(invoices: readonly MatchInvoice[]) {
+  return {
+    uploadType: '103',
+    invoices: invoices.map((invoice) => ({
+      sbCumInvoiceNumber: invoice.sbCumInvoiceNumber,
+      sbCumInvoiceDate: invoice.sbCumInvoiceDate,
+      sbCumInvoiceFCC: invoice.sbCumInvoiceFCC,
+      sbCumInvoiceValueinFCC: centsToNumber(invoice.sbCumInvoiceValueinFCC),
+      portCode: invoice.portCode,
+      billNo: invoice.billNo,
+      buyerName: invoice.buyerName ?? null,
+      buyerCountry: invoice.buyerCountry ?? null,
+    })),
   };
 }
