@@ -1,6 +1,6 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { isUuid } from './ids.ts';
-import { readPage, type PageWindow } from './paging.ts';
+import { readNewestFirst } from './paging.ts';
 import { OPERATOR_ROWS_COUNTED_AT_MOST } from './platforms.ts';
 import type { ConsoleUsersTable, Schema } from './schema.ts';
 
@@ -34,20 +34,8 @@ export async function listConsoleUsers(
   db: Kysely<Schema>,
   query: { platformId: string; offset: number; limit: number },
 ): Promise<{ rows: ShownConsoleUserRow[]; total: number }> {
-  const rowsOf = (window: PageWindow) => {
-    const direction = window.reverse ? 'asc' : 'desc';
-    return db
-      .selectFrom('console_users')
-      .select(SHOWN_COLUMNS)
-      .where('platform_id', '=', query.platformId)
-      .orderBy('created_at', direction)
-      .orderBy('id', direction)
-      .offset(window.offset)
-      .limit(window.limit);
-  };
-  const total = sql<number>`(select count(*)::int from (
-    select 1 from console_users where platform_id = ${query.platformId} limit ${OPERATOR_ROWS_COUNTED_AT_MOST}) as counted)`;
-  return readPage(db, query, rowsOf, total);
+  const matching = db.selectFrom('console_users').where('platform_id', '=', query.platformId);
+  return readNewestFirst(db, query, matching, (rows) => rows.select(SHOWN_COLUMNS), OPERATOR_ROWS_COUNTED_AT_MOST);
 }
 
 /** Sets the user's `disabled`; the user as it is now, or undefined when there is no such user. */

@@ -75,3 +75,27 @@ async function dayAnchor(db: Kysely<Schema>, dayCounts: DayCounts, offset: numbe
   const [row] = rows;
   return { total: row?.total ?? 0, day: row?.day ?? null, within: row?.within ?? 0 };
 }
+
+/**
+ * A page of a list ordered newest first (created_at, then id, both columns of the list's one table) and how many it
+ * holds, counted up to `atMost`: the count stops there so that it never walks a table that a platform could make
+ * large. `matching` is the list (its table and filters); `shown` selects what a page shows of it.
+ */
+export async function readNewestFirst<TB extends keyof Schema, Row>(
+  db: Kysely<Schema>,
+  page: { offset: number; limit: number },
+  matching: SelectQueryBuilder<Schema, TB, object>,
+  shown: (rows: SelectQueryBuilder<Schema, TB, object>) => SelectQueryBuilder<Schema, TB, Row>,
+  atMost: number,
+): Promise<{ rows: Row[]; total: number }> {
+  const rowsOf = (window: PageWindow) => {
+    const direction = window.reverse ? 'asc' : 'desc';
+    return shown(matching)
+      .orderBy(sql.ref('created_at'), direction)
+      .orderBy(sql.ref('id'), direction)
+      .offset(window.offset)
+      .limit(window.limit);
+  };
+  const total = sql<number>`(select count(*)::int from (${matching.select(sql`1`.as('one')).limit(atMost)}) as counted)`;
+  return readPage(db, page, rowsOf, total);
+}

@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 import { isUuid } from './ids.ts';
-import { readPage, type PageWindow } from './paging.ts';
+import { readNewestFirst } from './paging.ts';
 import type { Schema } from './schema.ts';
 
 export type PlatformRow = { id: string; name: string; createdAt: Date };
@@ -22,18 +22,8 @@ export const OPERATOR_ROWS_COUNTED_AT_MOST = 100_000;
 
 /** A page of the platforms, newest first, and how many there are. */
 export async function listPlatformsPage(db: Kysely<Schema>, page: { offset: number; limit: number }): Promise<{ rows: PlatformRow[]; total: number }> {
-  const rowsOf = (window: PageWindow) => {
-    const direction = window.reverse ? 'asc' : 'desc';
-    return db
-      .selectFrom('platforms')
-      .select(['id', 'name', 'created_at'])
-      .orderBy('created_at', direction)
-      .orderBy('id', direction)
-      .offset(window.offset)
-      .limit(window.limit);
-  };
-  const total = sql<number>`(select count(*)::int from (select 1 from platforms limit ${OPERATOR_ROWS_COUNTED_AT_MOST}) as counted)`;
-  const { rows, total: counted } = await readPage(db, page, rowsOf, total);
+  const shown = (platforms: SelectQueryBuilder<Schema, 'platforms', object>) => platforms.select(['id', 'name', 'created_at']);
+  const { rows, total: counted } = await readNewestFirst(db, page, db.selectFrom('platforms'), shown, OPERATOR_ROWS_COUNTED_AT_MOST);
   return { rows: rows.map((row) => ({ id: row.id, name: row.name, createdAt: row.created_at })), total: counted };
 }
 
@@ -58,20 +48,8 @@ export async function listApiKeysPage(
   db: Kysely<Schema>,
   query: { platformId: string; offset: number; limit: number },
 ): Promise<{ rows: ApiKeyRow[]; total: number }> {
-  const rowsOf = (window: PageWindow) => {
-    const direction = window.reverse ? 'asc' : 'desc';
-    return db
-      .selectFrom('api_keys')
-      .select(API_KEY_COLUMNS)
-      .where('platform_id', '=', query.platformId)
-      .orderBy('created_at', direction)
-      .orderBy('id', direction)
-      .offset(window.offset)
-      .limit(window.limit);
-  };
-  const total = sql<number>`(select count(*)::int from (
-    select 1 from api_keys where platform_id = ${query.platformId} limit ${OPERATOR_ROWS_COUNTED_AT_MOST}) as counted)`;
-  const { rows, total: counted } = await readPage(db, query, rowsOf, total);
+  const matching = db.selectFrom('api_keys').where('platform_id', '=', query.platformId);
+  const { rows, total: counted } = await readNewestFirst(db, query, matching, (keys) => keys.select(API_KEY_COLUMNS), OPERATOR_ROWS_COUNTED_AT_MOST);
   return { rows: rows.map(toApiKey), total: counted };
 }
 

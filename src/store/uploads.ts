@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { readPage, type PageWindow } from './paging.ts';
+import { readNewestFirst } from './paging.ts';
 import type { BulkUploadProblem, BulkUploadsTable, Schema } from './schema.ts';
 
 export type UploadRow = Omit<Selectable<BulkUploadsTable>, 'file_content'>;
@@ -101,16 +101,9 @@ export async function listUploads(
   db: Kysely<Schema>,
   query: { platformId: string; customerId?: string | undefined; offset: number; limit: number },
 ): Promise<{ rows: UploadRow[]; total: number }> {
-  const rowsOf = (window: PageWindow) => {
-    const direction = window.reverse ? 'asc' : 'desc';
-    let select = db.selectFrom('bulk_uploads').select(UPLOAD_COLUMNS).where('platform_id', '=', query.platformId);
-    if (query.customerId !== undefined) select = select.where('platform_customer_id', '=', query.customerId);
-    return select.orderBy('created_at', direction).orderBy('id', direction).offset(window.offset).limit(window.limit);
-  };
-  const customer = query.customerId === undefined ? sql`` : sql`and platform_customer_id = ${query.customerId}`;
-  const total = sql<number>`(select count(*)::int from (
-    select 1 from bulk_uploads where platform_id = ${query.platformId} ${customer} limit ${UPLOADS_COUNTED_AT_MOST}) as counted)`;
-  return readPage(db, query, rowsOf, total);
+  let matching = db.selectFrom('bulk_uploads').where('platform_id', '=', query.platformId);
+  if (query.customerId !== undefined) matching = matching.where('platform_customer_id', '=', query.customerId);
+  return readNewestFirst(db, query, matching, (uploads) => uploads.select(UPLOAD_COLUMNS), UPLOADS_COUNTED_AT_MOST);
 }
 
 /** The pushes of these uploads, in order, with the public requestId of each one stored. */

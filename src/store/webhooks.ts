@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { isUuid } from './ids.ts';
-import { readPage, type PageWindow } from './paging.ts';
+import { readNewestFirst, readPage, type PageWindow } from './paging.ts';
 import type { Schema, WebhookAttemptsTable, WebhookEndpointsTable } from './schema.ts';
 
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
@@ -77,20 +77,8 @@ export async function listEndpoints(
   db: Kysely<Schema>,
   query: { platformId: string; offset: number; limit: number },
 ): Promise<{ rows: ShownEndpointRow[]; total: number }> {
-  const rowsOf = (window: PageWindow) => {
-    const direction = window.reverse ? 'asc' : 'desc';
-    return db
-      .selectFrom('webhook_endpoints')
-      .select(SHOWN_ENDPOINT_COLUMNS)
-      .where('platform_id', '=', query.platformId)
-      .orderBy('created_at', direction)
-      .orderBy('id', direction)
-      .offset(window.offset)
-      .limit(window.limit);
-  };
-  const total = sql<number>`(select count(*)::int from (
-    select 1 from webhook_endpoints where platform_id = ${query.platformId} limit ${ENDPOINTS_COUNTED_AT_MOST}) as counted)`;
-  return readPage(db, query, rowsOf, total);
+  const matching = db.selectFrom('webhook_endpoints').where('platform_id', '=', query.platformId);
+  return readNewestFirst(db, query, matching, (endpoints) => endpoints.select(SHOWN_ENDPOINT_COLUMNS), ENDPOINTS_COUNTED_AT_MOST);
 }
 
 export type EndpointUpdate = {
