@@ -8,6 +8,7 @@ import { gatewayApiKey, gatewayEnv, ROOT, startGateway, stopGateway, waitUntilRe
 import { scratchDatabase, startTestSandbox } from '../support/harness.ts';
 import { fencedBlocks, SHELL_LANGUAGES, ShellSession, type BlockRun, type FencedBlock } from '../support/markdown-shell.ts';
 import { sleep } from '../support/workflow.ts';
+import { quickTestFiles } from '../../scripts/test-quick.ts';
 
 /**
  * Every shell example of README.md and docs/*.md, run as pasted against a service started the way a user starts it
@@ -20,6 +21,11 @@ import { sleep } from '../support/workflow.ts';
  * hold no problem document, no bare `null` and no HTTP status of 400 or more; and what the README promises for the
  * walk-through (a verified customer, a Validated push, a partially processed request, a delivery attempt) must show.
  * Run twice, on a port the system picks and on another free port: nothing may assume 3000.
+ *
+ * The shell is a newcomer's: its PATH has the system's Node (whatever installed the project, 20 on this machine) and
+ * not the project's node_modules/.bin, so a block that needs Node 24 must go through an npm script. Blocks that run
+ * npm run in the repository, as a reader's would; the others in a scratch folder, so that the files they write
+ * (push.json, the template, the PDF) stay out of the repository.
  */
 
 const KEY_PLACEHOLDER = 'ebrc_test_paste_your_key_here';
@@ -59,7 +65,23 @@ const PROMISES: Promise_[] = [
   { block: '"$ADMIN/platforms/$PLATFORM/users"', shows: [/"email": "ops@acme-payments\.example"/, /"disabled": false/] },
   { block: '"$ADMIN/users/$USER_ID"', shows: [/"disabled": true/] },
   { block: '/sandbox/issueApiCredentials', shows: [/"client_Id"/] },
+  { block: 'npm run example:quickstart', shows: [/pushed \S+: Validated/, /request \S+: PROCESSED/, /line 1: GENERATED EBRC/] },
+  { block: 'npm run test:file -- ', shows: [/\bpass [1-9]/, /\bfail 0\b/] },
 ];
+
+/** A block that runs npm (after any `NAME=value` assignments): the reader runs it in the clone. */
+const RUNS_NPM = /^\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*npm\s/m;
+
+/** A command that hands a .ts file to a bare `node`, which the system's Node 20 refuses (ERR_UNKNOWN_FILE_EXTENSION). */
+const BARE_NODE_ON_TS = /(?:^|[\s`(;&|])(?:npx\s+)?node\s+(?:--?[\w-]+(?:=\S+)?\s+)*[^\s`]*\.ts\b/;
+
+/** PATH without the project's node_modules/.bin folders: the system's Node and npm, as in a new clone's shell. */
+function systemPath(): string {
+  return (process.env.PATH ?? '/usr/bin:/bin')
+    .split(path.delimiter)
+    .filter((folder) => !folder.split(path.sep).includes('node_modules'))
+    .join(path.delimiter);
+}
 
 const EVENTUALLY_MS = 60_000;
 
@@ -116,6 +138,47 @@ describe('the README and docs examples, as pasted', () => {
     }
   });
 
+  test('no command in README.md or docs hands a .ts file to a bare node: npm scripts or node_modules/.bin/node', () => {
+    const found: string[] = [];
+    for (const { file, blocks } of documents()) {
+      const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+      // Inline code in the prose, and every line of the shell blocks.
+      for (const [index, line] of text.split('\n').entries()) {
+        for (const code of line.matchAll(/`([^`]+)`/g)) if (BARE_NODE_ON_TS.test(code[1]!)) found.push(`${file}:${index + 1}: ${code[1]}`);
+      }
+      for (const block of blocks.filter((b) => SHELL_LANGUAGES.has(b.language))) {
+        for (const line of block.code.split('\n')) if (BARE_NODE_ON_TS.test(line.replace(/#.*$/, ''))) found.push(`${where(block)}: ${line.trim()}`);
+      }
+    }
+    assert.deepEqual(found, [], 'these run only on the project\'s Node 24: give an npm script, or node_modules/.bin/node');
+  });
+
+  test('the documents\' npm scripts exist in package.json', () => {
+    const scriptsOf = (folder: string): string[] =>
+      Object.keys(JSON.parse(fs.readFileSync(path.join(ROOT, folder, 'package.json'), 'utf8')).scripts as Record<string, string>);
+    // `npm run build -w @ebrc-gateway/sdk`: a script of the SDK's workspace.
+    const workspaces: Record<string, string> = { '@ebrc-gateway/sdk': 'packages/sdk' };
+    const missing: string[] = [];
+    for (const { file } of documents()) {
+      for (const match of fs.readFileSync(path.join(ROOT, file), 'utf8').matchAll(/\bnpm run ([\w:-]+)(?:\s+-w\s+(\S+?)`?(?:\s|$))?/g)) {
+        const folder = match[2] === undefined ? '.' : workspaces[match[2]];
+        if (folder === undefined || !scriptsOf(folder).includes(match[1]!)) missing.push(`${match[0].trim()} (${file})`);
+      }
+    }
+    assert.deepEqual(missing, [], 'npm scripts the documents name that package.json does not have');
+  });
+
+  test('npm run test:quick runs every test file but the browser tests and the reliability suite, embedded only', () => {
+    const all = fs.globSync('test/**/*.test.ts', { cwd: ROOT }).sort();
+    const quick = quickTestFiles();
+    assert.ok(quick.includes('test/docs/readme-examples.test.ts') && quick.includes('test/http/workflow.test.ts'));
+    assert.deepEqual(
+      all.filter((file) => !quick.includes(file)).map((file) => file.split('/').slice(0, 2).join('/')).filter((v, i, a) => a.indexOf(v) === i),
+      ['test/console', 'test/reliability'],
+    );
+    assert.match(fs.readFileSync(path.join(ROOT, 'scripts/test-quick.ts'), 'utf8'), /TEST_DATABASE_URL: 'skip'/);
+  });
+
   for (const portChoice of ['system-picked', 'chosen'] as const) {
     test(`every runnable shell block runs, on a ${portChoice} port`, async (t) => {
       await runExamples(t, portChoice === 'system-picked' ? 0 : await freePort());
@@ -140,7 +203,7 @@ async function runExamples(t: TestContext, requestedPort: number): Promise<void>
     t.diagnostic(`service on port ${port}, sandbox on ${sandboxPort}`);
 
     session = new ShellSession(work, {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      PATH: systemPath(),
       HOME: work,
       LANG: 'C.UTF-8',
       PORT: port,
@@ -148,6 +211,8 @@ async function runExamples(t: TestContext, requestedPort: number): Promise<void>
       // A reader who set DATA_DIR for the service has it in the shell too: the admin examples read its token file.
       DATA_DIR: scratch.dataDir,
     });
+    const nodeVersion = await session.run('node --version');
+    t.diagnostic(`the shell's node: ${nodeVersion.stdout.trim() || nodeVersion.stderr.trim()} (the project's: ${process.version})`);
     const ran: string[] = [];
     const skipped: string[] = [];
     for (const { blocks } of documents()) {
@@ -157,11 +222,12 @@ async function runExamples(t: TestContext, requestedPort: number): Promise<void>
           skipped.push(`${where(block)} (${block.skip})`);
           continue;
         }
-        // The reader pastes the key the service printed.
-        const code = block.code.replaceAll(KEY_PLACEHOLDER, key);
+        // The reader pastes the key the service printed, and runs npm in the clone.
+        const pasted = block.code.replaceAll(KEY_PLACEHOLDER, key);
+        const code = RUNS_NPM.test(pasted) ? `pushd ${JSON.stringify(ROOT)} >/dev/null\n${pasted}\npopd >/dev/null` : pasted;
         const eventually = PROMISES.some((promise) => promise.eventually && block.code.includes(promise.block));
         const deadline = Date.now() + EVENTUALLY_MS;
-        let run = await session.run(code);
+        let run = await session.run(code, RUNS_NPM.test(pasted) ? 180_000 : undefined);
         let found = problems(block, run);
         while (eventually && found.length > 0 && run.exitCode === 0 && Date.now() < deadline) {
           await sleep(500);

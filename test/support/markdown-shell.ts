@@ -60,10 +60,17 @@ export function fencedBlocks(markdown: string, file: string): FencedBlock[] {
   return blocks;
 }
 
+/** `NAME=value command …`: an assignment for that one command only, which the shell does not keep. */
+const COMMAND_PREFIX = /^\s*(?:[A-Za-z_][A-Za-z0-9_]*=(?:\$[A-Za-z_]\w*|\$\{[^}]*\}|[^\s"'$(]*)\s+)+[a-z]/;
+
 /** Names assigned at the start of a line of a block (`NAME=…`, `export NAME=…`): the values a block captures. */
 export function assignedNames(code: string): string[] {
   const names = new Set<string>();
-  for (const match of code.matchAll(/^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=/gm)) names.add(match[1]!);
+  for (const line of code.split('\n')) {
+    if (COMMAND_PREFIX.test(line)) continue;
+    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=/.exec(line);
+    if (match) names.add(match[1]!);
+  }
   return [...names];
 }
 

@@ -1,5 +1,5 @@
 // From a new customer to eBRC numbers with @ebrc-gateway/sdk.
-// Run: EBRC_API_KEY=<your key> node packages/sdk/examples/quickstart.ts   (EBRC_URL defaults to http://localhost:$PORT)
+// Run: EBRC_API_KEY=<your key> npm run example:quickstart   (EBRC_URL defaults to http://localhost:$PORT)
 import { createClient, listIrms, waitForFinalStatus, type Irm } from '@ebrc-gateway/sdk';
 
 const client = createClient({
