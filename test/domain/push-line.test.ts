@@ -4,7 +4,7 @@ import type { RawLine } from '../../src/domain/push-line.ts';
 import { lineToWire, normaliseLines } from '../../src/domain/push-line.ts';
 import type { UploadTypeCode } from '../../src/domain/upload-type.ts';
 
-// The line of /work/shared/fixtures/public-sample-push.json, verbatim.
+// The line of docs/examples/public-sample-push.json (the authority's public sample), verbatim.
 const SAMPLE_LINE: RawLine = {
   serialNo: 1,
   uploadType: 101,

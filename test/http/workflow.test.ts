@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { describeEachBackend, expectProblem } from '../support/harness.ts';
 import { lineFor, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
-const SAMPLE = JSON.parse(fs.readFileSync(new URL('../../../shared/fixtures/public-sample-push.json', import.meta.url), 'utf8'));
+const SAMPLE = JSON.parse(fs.readFileSync(new URL('../../docs/examples/public-sample-push.json', import.meta.url), 'utf8'));
 
 describeEachBackend('eBRC workflow', (h) => {
   test('credentials: valid ones verify the customer and tell its IEC; the password never comes back', async () => {

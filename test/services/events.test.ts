@@ -13,7 +13,7 @@ import { assertEventsMatchChanges } from '../support/invariants.ts';
 import { PASSWORD, postJson } from '../sandbox/support.ts';
 import { firstRefresh, lineFor, pushBody, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
-const SAMPLE = JSON.parse(fs.readFileSync(new URL('../../../shared/fixtures/public-sample-push.json', import.meta.url), 'utf8'));
+const SAMPLE = JSON.parse(fs.readFileSync(new URL('../../docs/examples/public-sample-push.json', import.meta.url), 'utf8'));
 
 const PROCESSING_DELAY_MS = 60_000;
 /** The sandbox's clock; the service keeps the real one. */
