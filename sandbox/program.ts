@@ -3,6 +3,7 @@
  * start), its HTTP server, and the background processing of accepted pushes once their delay has passed.
  */
 import { isIP } from 'node:net';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { SandboxAuthority } from './authority.ts';
 import { createSandboxAuthority } from './authority.ts';
@@ -43,6 +44,7 @@ export async function startSandbox(
       rateLimitPerSecond: config.rateLimitPerSecond,
       rateLimitBurst: config.rateLimitBurst,
       pushAnswerDelayMs: config.pushAnswerDelayMs,
+      dataDir: config.databaseUrl === undefined ? path.resolve(config.dataDir) : null,
       logger,
       now,
     });

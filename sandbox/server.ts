@@ -54,6 +54,8 @@ export type SandboxServerOptions = {
   rateLimitPerSecond: number;
   rateLimitBurst: number;
   pushAnswerDelayMs: number;
+  /** The embedded database's folder, absolute, or null on PostgreSQL: /health names it, with the pid. */
+  dataDir: string | null;
   logger: FastifyBaseLogger;
   now: () => Date;
 };
@@ -234,7 +236,9 @@ export function buildSandboxServer(options: SandboxServerOptions): FastifyInstan
   app.get('/health', async (request, reply) => {
     try {
       await sql`select 1`.execute(options.db);
-      return reply.send({ status: 'ok', program: 'authority-sandbox' });
+      // The pid and the data folder let a service that finds this sandbox running say which process it is, and stop it
+      // with itself when the sandbox keeps its state in that service's data folder.
+      return reply.send({ status: 'ok', program: 'authority-sandbox', pid: process.pid, dataDir: options.dataDir });
     } catch (error) {
       request.log.error({ err: error }, 'the health check cannot reach the database');
       return reply.code(503).send({ status: 'unavailable', program: 'authority-sandbox' });

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { SandboxBesideError, sandboxBeside, type SandboxBeside } from './sandbox-beside.ts';
+import { SandboxBesideError, sandboxBeside, stopSandbox, type SandboxBeside } from './sandbox-beside.ts';
 import { createService } from './service.ts';
 import { localUrlOf, removeServiceFile, writeServiceFile } from './service-file.ts';
 import { adminTokenSource } from './services/admin-token.ts';
@@ -27,13 +27,16 @@ async function serve(config: Config, sandbox: SandboxBeside | undefined): Promis
   const service = await createService({ config });
   const log = service.app.log;
   if (sandbox !== undefined) {
-    const { how, url, pid, logFile } = sandbox;
+    const { how, url, pid, logFile, stopsWithService } = sandbox;
+    const after = stopsWithService
+      ? 'it stops with the service (SIGTERM, SIGINT), and outlives only a kill'
+      : `it keeps running when the service stops (stop it with kill ${pid ?? '<its pid>'})`;
     // Nested: pino's own `pid` is the service's.
     log.info(
-      { sandbox: how === 'started' ? { how, url, pid, logFile } : { how, url } },
+      { sandbox: how === 'started' ? { how, url, pid, logFile, stopsWithService } : { how, url, pid, stopsWithService } },
       how === 'started'
-        ? `using the sandbox authority at ${url}: started it beside the service (pid ${pid}, log ${logFile}); it keeps running when the service stops`
-        : `using the sandbox authority at ${url}: reused the one already running there`,
+        ? `using the sandbox authority at ${url}: started it beside the service (pid ${pid}, log ${logFile}); ${after}`
+        : `using the sandbox authority at ${url}: reused the one already running there (pid ${pid ?? 'unknown'}); ${after}`,
     );
     sandbox.onExit((code, signal) => log.warn({ sandbox: { url, pid, code, signal, logFile } }, 'the sandbox authority started beside the service has exited'));
   }
@@ -54,13 +57,23 @@ async function serve(config: Config, sandbox: SandboxBeside | undefined): Promis
     log.info({ signal }, 'shutting down');
     // From now on the CLI opens the database itself once it is free, rather than calling this service.
     if (serviceFileWritten) removeServiceFile(config.dataDir);
-    service.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    service
+      .close()
+      .then(async () => {
+        // After the service, whose last calls to the authority may still be in flight until it closes.
+        if (sandbox?.stopsWithService && sandbox.pid !== undefined) {
+          const stopped = await stopSandbox(sandbox.pid);
+          if (stopped) log.info({ sandbox: { pid: sandbox.pid } }, 'stopped the sandbox authority');
+          else log.warn({ sandbox: { pid: sandbox.pid } }, `the sandbox authority (pid ${sandbox.pid}) did not stop within 15 s of its SIGTERM`);
+        }
+      })
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          log.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

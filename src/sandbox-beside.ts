@@ -7,8 +7,11 @@
  * - Otherwise the service starts one as a child process: not detached (same process group, so Ctrl-C in a terminal
  *   stops both) but unref'd, its output appended to DATA_DIR/sandbox.log, its storage next to the service's own
  *   (DATA_DIR/sandbox, or the schema authority_sandbox of DATABASE_URL).
- * - The sandbox is a program of its own: a SIGKILL or a SIGTERM sent to the service alone leaves it running, with its
- *   state, and the next start reuses it. Stop it with a SIGTERM to its pid (the lock file in DATA_DIR/sandbox names it).
+ * - The sandbox is a program of its own: a service killed with SIGKILL leaves it running, with its state, and the next
+ *   start reuses it. A service stopped with SIGTERM or SIGINT stops it too when it keeps its state in the service's
+ *   data folder (DATA_DIR/sandbox: one service per folder, so no other uses it), whether this service started it or
+ *   found it running. On PostgreSQL the sandbox's schema is shared by every service on the database, and so is the
+ *   sandbox: it keeps running. /health names the sandbox's pid, which the service logs.
  * - Two services starting at once both end up on one sandbox: the child that loses the port (or the data folder)
  *   exits, and its service uses the winner.
  */
@@ -35,18 +38,50 @@ export type SandboxBeside = {
   url: string;
   /** started: this process spawned it; reused: one was already answering on the port. */
   how: 'started' | 'reused';
-  /** The started program's pid (unknown for a reused one). */
+  /** The program's pid, as its /health names it. */
   pid: number | undefined;
   /** Where the started program's output goes. */
   logFile: string;
+  /** Whether the sandbox keeps its state in this service's data folder, and so stops with the service (stop()). */
+  stopsWithService: boolean;
   /** Called if the program this process started exits while the service runs. */
   onExit(listener: (code: number | null, signal: NodeJS.Signals | null) => void): void;
 };
 
+/** How long a sandbox stopped with the service may take to close its storage. */
+const STOP_TIMEOUT_MS = 15_000;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Stops the sandbox with a SIGTERM and waits (bounded) until its process is gone: it closes its storage and releases
+ * its data folder first. Whether it ended.
+ */
+export async function stopSandbox(pid: number, timeoutMs = STOP_TIMEOUT_MS): Promise<boolean> {
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return true;
+  }
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(pid)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
 /** The sandbox could not be started or reached: a sentence for the operator, not a stack trace. */
 export class SandboxBesideError extends Error {}
 
-type Probe = { state: 'sandbox' | 'starting' | 'nothing' | 'other'; detail: string };
+type Probe = { state: 'sandbox' | 'starting' | 'nothing' | 'other'; detail: string; pid?: number; dataDir?: string | null };
 
 /** What answers GET /health at the URL: the sandbox (healthy or not yet), nothing, or another program. */
 async function probe(url: string): Promise<Probe> {
@@ -58,9 +93,16 @@ async function probe(url: string): Promise<Probe> {
     if (code === 'ECONNREFUSED') return { state: 'nothing', detail: 'nothing listens there' };
     return { state: 'other', detail: `GET /health failed: ${String((error as Error).cause ?? error)}` };
   }
-  const body = (await response.json().catch(() => undefined)) as { status?: unknown; program?: unknown } | undefined;
+  const body = (await response.json().catch(() => undefined)) as { status?: unknown; program?: unknown; pid?: unknown; dataDir?: unknown } | undefined;
   if (body?.program !== SANDBOX_PROGRAM) return { state: 'other', detail: `GET /health answered HTTP ${response.status}, not as the sandbox` };
-  if (response.status === 200 && body.status === 'ok') return { state: 'sandbox', detail: 'the sandbox answers' };
+  if (response.status === 200 && body.status === 'ok') {
+    return {
+      state: 'sandbox',
+      detail: 'the sandbox answers',
+      pid: Number.isInteger(body.pid) ? (body.pid as number) : undefined,
+      dataDir: typeof body.dataDir === 'string' ? body.dataDir : null,
+    };
+  }
   return { state: 'starting', detail: `the sandbox answers HTTP ${response.status} (${String(body.status)})` };
 }
 
@@ -88,11 +130,19 @@ export async function sandboxBeside(
   const url = `http://127.0.0.1:${config.sandboxPort}`;
   const logFile = path.join(config.dataDir, 'sandbox.log');
   const sandboxDataDir = path.join(config.dataDir, 'sandbox');
-  const reused: SandboxBeside = { url, how: 'reused', pid: undefined, logFile, onExit: () => undefined };
+  // A sandbox found running: ours to stop with the service when its state is in our data folder.
+  const reused = (found: Probe): SandboxBeside => ({
+    url,
+    how: 'reused',
+    pid: found.pid,
+    logFile,
+    stopsWithService: found.pid !== undefined && config.databaseUrl === undefined && found.dataDir === path.resolve(sandboxDataDir),
+    onExit: () => undefined,
+  });
   const advice = `set SANDBOX_PORT to a free port, or AUTHORITY_URL to an authority that is already running`;
 
   const first = await probe(url);
-  if (first.state === 'sandbox') return reused;
+  if (first.state === 'sandbox') return reused(first);
   if (first.state === 'other') {
     throw new SandboxBesideError(`SANDBOX_PORT ${config.sandboxPort}: ${url} is taken by something that is not the sandbox authority (${first.detail}); ${advice}.`);
   }
@@ -151,8 +201,15 @@ export async function sandboxBeside(
   for (;;) {
     last = await probe(url);
     if (last.state === 'sandbox') {
-      if (child === undefined || exit !== undefined) return reused;
-      return { url, how: 'started', pid: child.pid, logFile, onExit: (listener) => exitListeners.push(listener) };
+      if (child === undefined || exit !== undefined) return reused(last);
+      return {
+        url,
+        how: 'started',
+        pid: child.pid,
+        logFile,
+        stopsWithService: config.databaseUrl === undefined,
+        onExit: (listener) => exitListeners.push(listener),
+      };
     }
     const now = Date.now();
     if (exit !== undefined) {

@@ -175,7 +175,7 @@ describe('start and stop on the embedded database', () => {
   });
 });
 
-type LogEntry = { msg?: string; sandbox?: { how: 'started' | 'reused'; url: string; pid?: number; logFile?: string } };
+type LogEntry = { msg?: string; sandbox?: { how: 'started' | 'reused'; url: string; pid?: number; logFile?: string; stopsWithService?: boolean } };
 
 /** The service's first log line that `matches`, waiting for it; fails if the service exits first. */
 async function logEntry(started: Started, matches: (entry: LogEntry) => boolean): Promise<LogEntry> {
@@ -203,7 +203,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-describe('no AUTHORITY_URL: npm start runs the sandbox program beside the service, and it outlives the service', () => {
+describe('no AUTHORITY_URL: npm start runs the sandbox program beside the service; it outlives a kill, and stops with a SIGTERM', () => {
   const dir = tempFolder();
   const services: Started[] = [];
   /** Every sandbox pid seen: the log line of a start, or the lock file of its data folder. */
@@ -250,12 +250,13 @@ describe('no AUTHORITY_URL: npm start runs the sandbox program beside the servic
     assert.ok(Number.isInteger(entry.sandbox?.pid), JSON.stringify(entry));
     sandboxPid = entry.sandbox!.pid!;
     sandboxPids.add(sandboxPid);
-    assert.match(entry.msg ?? '', new RegExp(`^using the sandbox authority at .*: started it beside the service \\(pid ${sandboxPid},`));
+    assert.match(entry.msg ?? '', new RegExp(`^using the sandbox authority at .*: started it beside the service \\(pid ${sandboxPid},.*it stops with the service`));
+    assert.equal(entry.sandbox?.stopsWithService, true);
 
     const port = await listeningPort(started);
     await waitForHealth(started, port);
     const health = await fetch(`http://127.0.0.1:${sandboxPort}/health`);
-    assert.deepEqual(await health.json(), { status: 'ok', program: 'authority-sandbox' });
+    assert.deepEqual(await health.json(), { status: 'ok', program: 'authority-sandbox', pid: sandboxPid, dataDir: path.join(dir, 'sandbox') });
     assert.equal(lockHolder(), sandboxPid, "the sandbox keeps its state in the service's data folder");
     assert.ok(fs.readFileSync(path.join(dir, 'sandbox.log'), 'utf8').includes('the sandbox authority is listening'), 'its output goes to the log file');
 
@@ -283,8 +284,9 @@ describe('no AUTHORITY_URL: npm start runs the sandbox program beside the servic
     assert.ok(customerId, 'the first test verified a customer');
     const started = startBeside();
     const entry = await logEntry(started, (e) => e.sandbox !== undefined);
-    assert.deepEqual(entry.sandbox, { how: 'reused', url: `http://127.0.0.1:${sandboxPort}` });
-    assert.match(entry.msg ?? '', /^using the sandbox authority at .*: reused the one already running/);
+    // The line names the pid to stop it by; its state is in this data folder, so it is this service's to stop.
+    assert.deepEqual(entry.sandbox, { how: 'reused', url: `http://127.0.0.1:${sandboxPort}`, pid: sandboxPid, stopsWithService: true });
+    assert.match(entry.msg ?? '', new RegExp(`^using the sandbox authority at .*: reused the one already running there \\(pid ${sandboxPid}\\); it stops with the service`));
     assert.equal(lockHolder(), sandboxPid, 'the same sandbox, not a second one');
 
     const port = await listeningPort(started);
@@ -298,18 +300,26 @@ describe('no AUTHORITY_URL: npm start runs the sandbox program beside the servic
     const irms = refreshed.body as { data: { iecCode: string }[]; meta: { total: number } };
     assert.ok(irms.meta.total > 0 && irms.data.length > 0, refreshed.text);
 
-    // SIGTERM to the service alone: it stops cleanly, and the sandbox stays for the next start.
+    // SIGTERM to the service: it stops cleanly, and the sandbox it reused with it, its data folder released.
     assert.equal(await stop(started), 0, started.output.stderr);
-    assert.equal((await fetch(`http://127.0.0.1:${sandboxPort}/health`)).status, 200);
+    assert.equal(isAlive(sandboxPid), false, `the sandbox (pid ${sandboxPid}) still runs after SIGTERM to the service`);
+    assert.equal(lockHolder(), undefined);
+    assert.ok(started.output.stdout.includes('stopped the sandbox authority'), started.output.stdout);
   });
 
-  test('SIGTERM to the sandbox stops it and frees its data folder', async () => {
-    assert.ok(sandboxPid && isAlive(sandboxPid));
-    process.kill(sandboxPid, 'SIGTERM');
-    const deadline = Date.now() + 15_000;
-    while (isAlive(sandboxPid) && Date.now() < deadline) await sleep(50);
-    assert.equal(isAlive(sandboxPid), false);
+  test('a start after that starts a sandbox again, and SIGTERM to the service stops both', async () => {
+    const started = startBeside();
+    const entry = await logEntry(started, (e) => e.sandbox !== undefined);
+    assert.equal(entry.sandbox?.how, 'started', JSON.stringify(entry));
+    const pid = entry.sandbox!.pid!;
+    sandboxPids.add(pid);
+    assert.notEqual(pid, sandboxPid);
+    await waitForHealth(started, await listeningPort(started));
+    assert.equal(lockHolder(), pid);
+    assert.equal(await stop(started), 0, started.output.stderr);
+    assert.equal(isAlive(pid), false, `the sandbox (pid ${pid}) still runs after SIGTERM to the service`);
     assert.equal(lockHolder(), undefined);
+    await assert.rejects(fetch(`http://127.0.0.1:${sandboxPort}/health`), 'nothing answers on SANDBOX_PORT any more');
   });
 });
 

@@ -1664,3 +1664,123 @@ export const MATCH_EXAMPLES = {
     },
   },
 } satisfies Record<string, Examples>;
+
+const EXAMPLE_PROCESSED_STATUS = MORE_EXAMPLES.status.answer.processed.value;
+const EXAMPLE_EBRC = MORE_EXAMPLES.ebrcPage.page.value.data[0]!;
+
+/** A second line of the example request, failed at processing by the authority (ERR40), its amount released. */
+const EXAMPLE_FAILED_LINE_STATUS = {
+  serialNo: 2,
+  irmNumber: 'SBINIR0599001001001804',
+  sbCumInvoiceNumber: '4120032',
+  status: 'FAILED' as const,
+  ebrcNumber: null,
+  ebrcDate: null,
+  errorDetails: [{ serialNo: 2, field: null, code: 'ERR40', message: 'The authority could not generate an eBRC for this line.' }],
+};
+
+/** One example body per event type (OpenAPI `webhooks`): what a delivery's `platformCustomerId` and `data` are. */
+export const EVENT_EXAMPLES: Readonly<Record<EventType, { summary: string; timestamp: string; platformCustomerId: string | null; data: unknown }>> = {
+  'genebrc.request.acknowledged': {
+    summary: 'Accepted: PENDING with its acknowledgement id',
+    timestamp: '2026-11-25T01:38:00.000Z',
+    platformCustomerId: EXAMPLE_CUSTOMER_ID,
+    data: {
+      ...EXAMPLE_PROCESSED_STATUS,
+      status: 'PENDING',
+      recordProCount: 0,
+      processedAt: null,
+      ebrcBulkGenStatusList: [{ ...EXAMPLE_LINE_STATUS, status: 'PENDING', ebrcNumber: null, ebrcDate: null }],
+    },
+  },
+  'genebrc.request.failed': {
+    summary: 'Refused at acknowledgement: the available amount changed (ERR23)',
+    timestamp: '2026-11-25T01:38:00.000Z',
+    platformCustomerId: EXAMPLE_CUSTOMER_ID,
+    data: {
+      ...EXAMPLE_PROCESSED_STATUS,
+      authorityAckId: null,
+      status: 'FAILED',
+      recordProCount: 0,
+      recordFailCount: 1,
+      processedAt: '2026-11-25T01:38:00.000Z',
+      ebrcBulkGenStatusList: [
+        {
+          ...EXAMPLE_LINE_STATUS,
+          status: 'FAILED',
+          ebrcNumber: null,
+          ebrcDate: null,
+          errorDetails: [{ serialNo: 1, field: 'irmRemitAmtFCC', code: 'ERR23', message: 'irmRemitAmtFCC 40118.96 is not the available amount of IRM SBINIR0599001001001804 (27618.96).' }],
+        },
+      ],
+      errorDetails: [{ serialNo: 1, field: 'irmRemitAmtFCC', code: 'ERR23', message: 'irmRemitAmtFCC 40118.96 is not the available amount of IRM SBINIR0599001001001804 (27618.96).' }],
+    },
+  },
+  'genebrc.request.processed': {
+    summary: 'Processed: every line has its eBRC',
+    timestamp: '2026-11-25T01:38:10.000Z',
+    platformCustomerId: EXAMPLE_CUSTOMER_ID,
+    data: EXAMPLE_PROCESSED_STATUS,
+  },
+  'genebrc.request.partially_processed': {
+    summary: 'Partially processed: one line generated, one failed',
+    timestamp: '2026-11-25T01:38:10.000Z',
+    platformCustomerId: EXAMPLE_CUSTOMER_ID,
+    data: {
+      ...EXAMPLE_PROCESSED_STATUS,
+      status: 'PARTIALLY_PROCESSED',
+      recordResCount: 2,
+      recordProCount: 1,
+      recordFailCount: 1,
+      ebrcBulkGenStatusList: [EXAMPLE_LINE_STATUS, EXAMPLE_FAILED_LINE_STATUS],
+    },
+  },
+  'genebrc.request.errored': {
+    summary: 'Errored: every line failed',
+    timestamp: '2026-11-25T01:38:10.000Z',
+    platformCustomerId: EXAMPLE_CUSTOMER_ID,
+    data: {
+      ...EXAMPLE_PROCESSED_STATUS,
+      status: 'ERRORED',
+      recordProCount: 0,
+      recordFailCount: 1,
+      ebrcBulkGenStatusList: [{ ...EXAMPLE_FAILED_LINE_STATUS, serialNo: 1, sbCumInvoiceNumber: '4120031', errorDetails: [{ ...EXAMPLE_FAILED_LINE_STATUS.errorDetails[0]!, serialNo: 1 }] }],
+    },
+  },
+  'platform_customer.verified': {
+    summary: 'A customer verified with the authority, with its IEC',
+    timestamp: '2026-11-25T01:37:04.174Z',
+    platformCustomerId: EXAMPLE_CUSTOMER_ID,
+    data: EXAMPLE_CUSTOMER,
+  },
+  'platform_customer.credentials_invalid': {
+    summary: "The authority refused the customer's stored credentials",
+    timestamp: '2026-11-26T08:00:00.000Z',
+    platformCustomerId: EXAMPLE_CUSTOMER_ID,
+    data: { ...EXAMPLE_CUSTOMER, authorityCredentialsStatus: 'invalid', updatedAt: '2026-11-26T08:00:00.000Z' },
+  },
+  'irm.received': {
+    summary: 'A new IRM from a pull',
+    timestamp: '2026-11-25T01:37:04.577Z',
+    platformCustomerId: EXAMPLE_CUSTOMER_ID,
+    data: EXAMPLE_IRM,
+  },
+  'ebrc.generated': {
+    summary: 'An eBRC generated for line 1',
+    timestamp: '2026-11-25T01:38:10.000Z',
+    platformCustomerId: EXAMPLE_CUSTOMER_ID,
+    data: EXAMPLE_EBRC,
+  },
+  'bulk_upload.completed': {
+    summary: 'An upload completed: one push, Validated',
+    timestamp: '2026-11-25T03:00:02.000Z',
+    platformCustomerId: EXAMPLE_CUSTOMER_ID,
+    data: EXAMPLE_COMPLETED_UPLOAD,
+  },
+  'webhook.test': {
+    summary: 'A test event',
+    timestamp: EXAMPLE_TEST_EVENT.timestamp,
+    platformCustomerId: null,
+    data: EXAMPLE_TEST_EVENT.data,
+  },
+};

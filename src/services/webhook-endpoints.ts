@@ -84,12 +84,17 @@ export function normaliseEnabledEvents(types: readonly string[], path = '/enable
   return [...new Set(types)];
 }
 
+/** What a refusal of an internal host adds: the setting that allows one, where a newcomer meets the refusal first. */
+export const ALLOW_PRIVATE_HINT =
+  'A receiver on this machine or your own network is allowed only when the service runs with WEBHOOK_ALLOW_PRIVATE_URLS=true (development and tests; never in production).';
+
 /** The URL when deliveries may go there (contract 9); else 400 webhook_url_not_allowed with the reason. */
 async function allowedUrl(config: WebhookContext['config'], url: string): Promise<string> {
   const checked = await checkWebhookUrl(url, { allowPrivate: config.webhookAllowPrivateUrls });
   if (!checked.ok) {
-    throw new AppError('webhook_url_not_allowed', checked.reason, {
-      errors: [{ path: '/url', code: 'webhook_url_not_allowed', message: checked.reason }],
+    const message = checked.internal ? `${checked.reason} ${ALLOW_PRIVATE_HINT}` : checked.reason;
+    throw new AppError('webhook_url_not_allowed', message, {
+      errors: [{ path: '/url', code: 'webhook_url_not_allowed', message }],
     });
   }
   return url;

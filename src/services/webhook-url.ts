@@ -16,7 +16,8 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** Resolves a host name to its addresses, as text. */
 export type Resolver = (host: string) => Promise<string[]>;
 
-export type WebhookUrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
+/** A refusal says why, and whether the host is internal (which WEBHOOK_ALLOW_PRIVATE_URLS would allow). */
+export type WebhookUrlCheck = { ok: true; url: URL } | { ok: false; reason: string; internal: boolean };
 
 export type WebhookUrlOptions = {
   /** WEBHOOK_ALLOW_PRIVATE_URLS: internal hosts are allowed (local development and tests). */
@@ -61,10 +62,10 @@ export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions): 
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   if (isIP(host) !== 0) {
     if (!isInternalAddress(host)) return { ok: true, url };
-    return refuse(`The webhook URL's host ${host} is a loopback, private, link-local or otherwise internal address.`);
+    return refuseInternal(`The webhook URL's host ${host} is a loopback, private, link-local or otherwise internal address.`);
   }
   if (isInternalHostname(host)) {
-    return refuse(`The webhook URL's host ${host} is a local or internal name; use a public host name.`);
+    return refuseInternal(`The webhook URL's host ${host} is a local or internal name; use a public host name.`);
   }
 
   const resolve = options.resolve === undefined ? systemResolver : options.resolve;
@@ -79,7 +80,7 @@ export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions): 
   }
   const internal = addresses.find((address) => isInternalAddress(address));
   if (internal !== undefined) {
-    return refuse(
+    return refuseInternal(
       `The webhook URL's host ${host} resolves to ${internal}, a loopback, private, link-local or otherwise internal address.`,
     );
   }
@@ -125,7 +126,11 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
 }
 
 function refuse(reason: string): WebhookUrlCheck {
-  return { ok: false, reason };
+  return { ok: false, reason, internal: false };
+}
+
+function refuseInternal(reason: string): WebhookUrlCheck {
+  return { ok: false, reason, internal: true };
 }
 
 function refusedAddress(hostname: string, address: string): NodeJS.ErrnoException {

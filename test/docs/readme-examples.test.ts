@@ -9,6 +9,7 @@ import { scratchDatabase, startTestSandbox } from '../support/harness.ts';
 import { fencedBlocks, SHELL_LANGUAGES, ShellSession, type BlockRun, type FencedBlock } from '../support/markdown-shell.ts';
 import { sleep } from '../support/workflow.ts';
 import { quickTestFiles } from '../../scripts/test-quick.ts';
+import { BANNED_PURPOSE_CODES } from '../../src/domain/purpose-codes.ts';
 
 /**
  * Every shell example of README.md and docs/*.md, run as pasted against a service started the way a user starts it
@@ -166,6 +167,21 @@ describe('the README and docs examples, as pasted', () => {
       }
     }
     assert.deepEqual(missing, [], 'npm scripts the documents name that package.json does not have');
+  });
+
+  test('every example picks usable IRMs by the one purpose-code rule: all but P0101 and P0108 (docs/interface.md)', () => {
+    const examples = [
+      ...documents().flatMap(({ blocks }) => blocks.filter((block) => SHELL_LANGUAGES.has(block.language) && !block.skip).map((block) => ({ where: where(block), code: block.code }))),
+      { where: 'packages/sdk/examples/quickstart.ts', code: fs.readFileSync(path.join(ROOT, 'packages/sdk/examples/quickstart.ts'), 'utf8') },
+    ];
+    const filtering = examples.filter(({ code }) => /P\d{4}/.test(code));
+    assert.ok(filtering.length >= 3, 'the walk-through, the matching example and the SDK example filter IRMs');
+    for (const { where: at, code } of filtering) {
+      const named = [...new Set(code.match(/P\d{4}/g))].sort();
+      assert.deepEqual(named, [...BANNED_PURPOSE_CODES].sort(), `${at} filters IRMs by other purpose codes`);
+    }
+    const interfaceDoc = fs.readFileSync(path.join(ROOT, 'docs/interface.md'), 'utf8');
+    assert.match(interfaceDoc, /### Which IRMs a push can map[\s\S]*other than P0101 and P0108/);
   });
 
   test('npm run test:quick runs every test file but the browser tests and the reliability suite, embedded only', () => {

@@ -116,6 +116,27 @@ describe('the OpenAPI webhooks section', () => {
     }
   });
 
+  test('every event body has an example, of its own type, that its schema takes', () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ ...doc, $id: 'openapi.json' });
+    for (const type of EVENT_TYPES) {
+      const media = doc.webhooks[type].post.requestBody.content['application/json'];
+      const examples = Object.values(media.examples ?? {}) as { summary?: string; value: any }[];
+      assert.equal(examples.length, 1, `${type} has one example`);
+      const [example] = examples;
+      assert.ok(example!.summary, `${type}: the example has a summary`);
+      assert.equal(example!.value.type, type);
+      assert.match(example!.value.id, /^evt_[A-Za-z0-9]{32}$/);
+      const validate = ajv.getSchema(`openapi.json#/webhooks/${type}/post/requestBody/content/application~1json/schema`);
+      assert.ok(validate);
+      assert.ok(validate(example!.value), `${type}: ${JSON.stringify(validate.errors)}`);
+      // And no other type's schema takes it.
+      const other = EVENT_TYPES.find((candidate) => candidate !== type)!;
+      assert.equal(ajv.getSchema(`openapi.json#/webhooks/${other}/post/requestBody/content/application~1json/schema`)?.(example!.value), false);
+    }
+  });
+
   test('every $ref in the document resolves, in the webhooks section as elsewhere', () => {
     const refs = new Set<string>();
     JSON.stringify(doc, (key, value) => {

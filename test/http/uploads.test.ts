@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import ExcelJS from 'exceljs';
-import { SPREADSHEET_COLUMNS } from '../../src/domain/spreadsheet-columns.ts';
+import { REQUIRED_COLUMNS, SPREADSHEET_COLUMNS } from '../../src/domain/spreadsheet-columns.ts';
 import { describeEachBackend, expectProblem, type Harness, type TestResponse } from '../support/harness.ts';
 import { cents, firstRefresh, irmNow, lineFor, money, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
@@ -168,7 +168,19 @@ describeEachBackend(
       await waitForUpload(h, again.body.id);
     });
 
-    test('a header without all the columns is rejected, each missing column named', async () => {
+    test('a sheet without its optional columns is taken: only the required ones must be there', async () => {
+      const [irm] = await usableIrms(h, customerId, 1);
+      // The exporter deleted serialNo, uploadType and every optional column (isVostro among them).
+      const accepted = await upload(h, customerId, { name: 'required-only.csv', content: csvOf(rowsFor([irm], 1), REQUIRED_COLUMNS) });
+      assert.equal(accepted.status, 202, accepted.text);
+      const done = await waitForUpload(h, accepted.body.id);
+      assert.deepEqual(done.errors, []);
+      assert.equal(done.status, 'completed');
+      assert.equal(done.requests.length, 1);
+      assert.equal(done.requests[0].ackStatus, 'Validated');
+    });
+
+    test('a header without all the required columns is rejected, each missing column named', async () => {
       const columns = SPREADSHEET_COLUMNS.filter((column) => column !== 'portCode' && column !== 'billNo');
       const accepted = await upload(h, customerId, { name: 'short.csv', content: csvOf([{ serialNo: 1 }], columns) });
       const done = await waitForUpload(h, accepted.body.id);

@@ -531,6 +531,10 @@ describeEachBackend('webhook endpoint URLs', (h) => {
       assert.equal(problem.errors[0].code, 'webhook_url_not_allowed');
       assert.equal(problem.errors[0].message, problem.detail);
       assert.ok(problem.detail.length > 10);
+      // A local receiver is what a newcomer tries first: the refusal names the setting that allows it; a URL that is
+      // wrong whatever the setting does not.
+      const internalHost = !url.startsWith('ftp:') && !url.includes('user:pass');
+      assert.equal(problem.detail.includes('WEBHOOK_ALLOW_PRIVATE_URLS=true'), internalHost, `${url}: ${problem.detail}`);
     }
     const after = await h.request('GET', BASE, { query: { limit: 100 } });
     assert.equal(after.body.meta.totalItems, before.body.meta.totalItems);

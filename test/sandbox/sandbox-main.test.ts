@@ -52,8 +52,9 @@ test('npm run sandbox: it starts on its own folder, answers /health, holds the f
 
   const health = await fetch(`${url}/health`);
   assert.equal(health.status, 200);
-  // It names itself: `npm start` reuses a sandbox already on SANDBOX_PORT only when it is one (src/sandbox-beside.ts).
-  assert.deepEqual(await health.json(), { status: 'ok', program: 'authority-sandbox' });
+  // It names itself: `npm start` reuses a sandbox already on SANDBOX_PORT only when it is one (src/sandbox-beside.ts),
+  // and by its pid and data folder, which say whether it stops with the service.
+  assert.deepEqual(await health.json(), { status: 'ok', program: 'authority-sandbox', pid: child.pid, dataDir: path.resolve(dataDir) });
   const lockFile = path.join(dataDir, LOCK_FILE_NAME);
   assert.equal(fs.readFileSync(lockFile, 'utf8').trim(), String(child.pid));
 

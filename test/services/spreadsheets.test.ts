@@ -10,7 +10,7 @@ import { PassThrough, Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import { parseDecimalString } from '../../src/domain/money.ts';
 import type { RawLine } from '../../src/domain/push-line.ts';
-import { IRM_SIDE_COLUMNS, SPREADSHEET_COLUMNS, type SpreadsheetColumn } from '../../src/domain/spreadsheet-columns.ts';
+import { IRM_SIDE_COLUMNS, MAY_BE_EMPTY_COLUMNS, REQUIRED_COLUMNS, SPREADSHEET_COLUMNS, type SpreadsheetColumn } from '../../src/domain/spreadsheet-columns.ts';
 import { PushLineSchema } from '../../src/http/schemas.ts';
 import {
   MAX_XLSX_UNPACKED_BYTES,
@@ -105,6 +105,11 @@ async function rejection(rows: AsyncIterable<SheetRow>): Promise<SpreadsheetProb
 describe('spreadsheet columns', () => {
   test('are the push line fields in interface order', () => {
     assert.deepEqual([...SPREADSHEET_COLUMNS], Object.keys((PushLineSchema as unknown as { properties: object }).properties));
+  });
+
+  test('the required ones are the fields a push line requires, but serialNo and uploadType (which may be empty)', () => {
+    const required = (PushLineSchema as unknown as { required: string[] }).required;
+    assert.deepEqual([...REQUIRED_COLUMNS], required.filter((field) => !(MAY_BE_EMPTY_COLUMNS as readonly string[]).includes(field)));
   });
 });
 
@@ -233,6 +238,29 @@ describe('upload rows', () => {
     const validated = await validateRows(readRows('csv', csvOf(header, [completedRow()]), { maxRows: 50_000 }), FORM);
     assert.equal(validated.problems.length, 2);
     assert.deepEqual(validated.lines, []);
+  });
+
+  test('a sheet whose optional columns were deleted is read as if they were empty; a missing required one is named', async () => {
+    // The exporter deleted every column after mappedIRMAmountFCC, and serialNo and uploadType (which may be empty).
+    const header: string[] = SPREADSHEET_COLUMNS.slice(0, SPREADSHEET_COLUMNS.indexOf('mappedIRMAmountFCC') + 1).filter(
+      (column) => column !== 'serialNo' && column !== 'uploadType',
+    );
+    const kept = new Set(header);
+    assert.deepEqual(header, [...REQUIRED_COLUMNS]);
+    const validated = await validateRows(readRows('csv', csvOf(header, [completedRow()]), { maxRows: 50_000 }), FORM);
+    assert.deepEqual(validated.problems, []);
+    assert.equal(validated.lines.length, 1);
+    assert.equal(validated.lines[0]!.line.portCode, 'INDEL4');
+    // The same as the full sheet with those cells left empty.
+    const emptied = completedRow();
+    for (const column of SPREADSHEET_COLUMNS) if (!kept.has(column)) emptied[column] = '';
+    const full = await validateRows(readRows('csv', csvOf(SPREADSHEET_COLUMNS, [emptied]), { maxRows: 50_000 }), FORM);
+    assert.deepEqual(validated.lines, full.lines);
+
+    for (const column of REQUIRED_COLUMNS) {
+      const problems = await rejection(readRows('csv', csvOf(header.filter((c) => c !== column), [completedRow()]), { maxRows: 50_000 }));
+      assert.deepEqual(problems.map((p) => `${p.row} ${p.column} ${p.code}`), [`1 ${column} missing_column`]);
+    }
   });
 
   test('headers match ignoring case and spaces; other columns are ignored; blank rows keep the numbering', async () => {

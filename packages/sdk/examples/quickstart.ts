@@ -18,12 +18,13 @@ await client.POST('/api/v1/platform-customers/{id}/check-authority-credentials',
   body: { authorityUsername: 'demo.exporter', authorityPassword: 'Sandbox@123' },
 });
 
-// 3. Its inward remittances (IRMs), refreshed from the authority page by page: take two a push may map
-//    (unused, not in INR, not a purpose code the rules refuse for an export of goods).
-const refused = ['P0101', 'P0108', 'P0802', 'P0806'];
+// 3. Its inward remittances (IRMs), refreshed from the authority page by page: take two a push may map (unused, not
+//    in INR, and not P0101 or P0108, the purpose codes that never make an eBRC: docs/interface.md, "Which IRMs a push
+//    can map").
+const neverAnEbrc = ['P0101', 'P0108'];
 const irms: Irm[] = [];
 for await (const irm of listIrms(client, { platformCustomerId: customer.id })) {
-  if (irm.irmStatus === 'fresh' && irm.remittanceFCC !== 'INR' && !refused.includes(irm.purposeOfRemittance)) irms.push(irm);
+  if (irm.irmStatus === 'fresh' && irm.remittanceFCC !== 'INR' && !neverAnEbrc.includes(irm.purposeOfRemittance)) irms.push(irm);
   if (irms.length === 2) break;
 }
 

@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
 import { ERROR_TABLE } from '../../errors.ts';
-import { StatusSchema } from '../schemas.ts';
+import { EVENT_EXAMPLES, StatusSchema } from '../schemas.ts';
 
 const ERROR_CODES_TEXT = Object.entries(ERROR_TABLE)
   .map(([code, { status, title }]) => `| ${status} | \`${code}\` | ${title} |`)
@@ -186,6 +186,14 @@ function envelope(type: EventType, data: Schema): Schema {
   };
 }
 
+/** The example delivery of an event type: its envelope around EVENT_EXAMPLES' data. */
+function eventExample(type: EventType): { summary: string; value: Record<string, unknown> } {
+  const { summary, timestamp, platformCustomerId, data } = EVENT_EXAMPLES[type];
+  // A fixed id per type, "evt_" and 32 characters as the service makes them.
+  const id = `evt_${type.replace(/[^a-z]/g, '').padEnd(32, 'x').slice(0, 32)}`;
+  return { summary, value: { id, type, timestamp, platformCustomerId, data } };
+}
+
 /** A webhook's operation id: `genebrc.request.processed` is `onGenebrcRequestProcessed`. */
 function webhookOperationId(type: EventType): string {
   return `on${type.split(/[._]/).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('')}`;
@@ -212,7 +220,7 @@ export function webhooksSection(): Webhooks {
         requestBody: {
           required: true,
           description: `The \`${type}\` event`,
-          content: { 'application/json': { schema: envelope(type, entry.data) } },
+          content: { 'application/json': { schema: envelope(type, entry.data), examples: { [type]: eventExample(type) } } },
         },
         responses: {
           '2XX': {

@@ -4,7 +4,7 @@ import { toDdMMyyyy } from '../../domain/dates.ts';
 import { unguardCellText } from '../../domain/spreadsheet-cells.ts';
 import { centsToNumber, parseDecimalString } from '../../domain/money.ts';
 import { normaliseLines, type RawLine } from '../../domain/push-line.ts';
-import { SPREADSHEET_COLUMNS, type SpreadsheetColumn } from '../../domain/spreadsheet-columns.ts';
+import { REQUIRED_COLUMNS, SPREADSHEET_COLUMNS, type SpreadsheetColumn } from '../../domain/spreadsheet-columns.ts';
 import { normalizeUploadType, type UploadTypeCode } from '../../domain/upload-type.ts';
 import { PushLineSchema } from '../../http/schemas.ts';
 import { compileRequestValidator } from '../../http/validation.ts';
@@ -60,7 +60,8 @@ const COLUMNS_BY_LOWER_NAME: ReadonlyMap<string, SpreadsheetColumn> = new Map(
 
 /**
  * The header's columns by position. Headers match the field names ignoring case and surrounding spaces; columns
- * with other headers (an exporter's notes) are ignored; a missing or repeated field column is a problem.
+ * with other headers (an exporter's notes) are ignored; a repeated field column, or a missing required one
+ * (REQUIRED_COLUMNS), is a problem. An optional column left out reads as empty cells.
  */
 function readHeader(cells: readonly string[], row: number): Map<number, SpreadsheetColumn> {
   const positions = new Map<number, SpreadsheetColumn>();
@@ -76,7 +77,7 @@ function readHeader(cells: readonly string[], row: number): Map<number, Spreadsh
     seen.add(column);
     positions.set(position, column);
   });
-  for (const column of SPREADSHEET_COLUMNS) {
+  for (const column of REQUIRED_COLUMNS) {
     if (!seen.has(column)) {
       problems.push({ row, column, code: 'missing_column', message: `The header has no ${column} column.` });
     }
@@ -246,7 +247,7 @@ export async function* readRows(format: SpreadsheetFormat, input: Readable, limi
   }
   if (header === undefined) {
     throw new SpreadsheetRejected(
-      SPREADSHEET_COLUMNS.map((column) => ({ row: 1, column, code: 'missing_column', message: `The header has no ${column} column.` })),
+      REQUIRED_COLUMNS.map((column) => ({ row: 1, column, code: 'missing_column', message: `The header has no ${column} column.` })),
     );
   }
 }
