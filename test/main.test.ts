@@ -161,6 +161,40 @@ describe('start and stop on the embedded database', () => {
     assert.equal(fs.existsSync(path.join(dir, LOCK_FILE)), false);
   });
 
+  test('on a terminal the log is one readable line per entry; piped, it is JSON lines', { skip: !fs.existsSync('/usr/bin/script') && 'needs script(1) for a terminal' }, async () => {
+    // script(1) gives the service a pseudo-terminal as its stdout, as `npm start` in a terminal has; -f writes at once.
+    const folder = tempFolder();
+    const transcript = path.join(folder, 'terminal.txt');
+    const command = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)}`;
+    const child = spawn('script', ['-qfc', command, transcript], {
+      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', RUN_POLLER: 'false', AUTHORITY_URL: NO_AUTHORITY, DATA_DIR: path.join(folder, 'data'), PORT: '0' },
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    const exited = new Promise((resolve) => child.on('close', resolve));
+    const read = () => (fs.existsSync(transcript) ? fs.readFileSync(transcript, 'utf8').replace(/\x1b\[[0-9;]*m/g, '') : '');
+    try {
+      const deadline = Date.now() + 90_000;
+      let port: number | undefined;
+      while (port === undefined && Date.now() < deadline) {
+        port = Number(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] INFO: ebrc-gateway is listening \{.*"port":(\d+)/m.exec(read())?.[1]) || undefined;
+        await sleep(100);
+      }
+      assert.ok(port, `no readable "listening" line:\n${read()}`);
+      assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+      const until = Date.now() + 10_000;
+      while (!/request completed 200/.test(read()) && Date.now() < until) await sleep(100);
+      assert.match(read(), /^\[[\d :.-]+\] INFO: incoming request GET \/health \{"reqId":"[^"]+"\}\r?$/m);
+      assert.match(read(), /^\[[\d :.-]+\] INFO: request completed 200 \{"reqId":"[^"]+","responseTime":[\d.]+\}\r?$/m);
+      assert.doesNotMatch(read(), /^\{"level"/m, 'no JSON line on a terminal');
+    } finally {
+      // SIGINT through the terminal, as Ctrl-C.
+      child.stdin!.write('\x03');
+      await Promise.race([exited, sleep(15_000)]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    // The other tests of this file read the piped log as JSON lines (listeningPort, logEntry).
+  });
+
   test('a port already in use: exit 1 saying so, and the data folder is released', async () => {
     const server = net.createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -44,6 +44,24 @@ admin token from DATA_DIR/admin-token (or ADMIN_TOKEN). --json prints one JSON o
 
 class UsageError extends Error {}
 
+const HELP_HINT = '`npm run cli -- --help` lists every command and its options.';
+
+/**
+ * What a usage mistake prints: the mistake, then only the command's own lines of USAGE (or the command names, for an
+ * unknown one), so that the message is not buried under the whole usage text.
+ */
+export function usageMistake(message: string, command: string | undefined): string {
+  const lines = USAGE.split('\n');
+  const start = command === undefined ? -1 : lines.findIndex((line) => line === `  ${command}` || line.startsWith(`  ${command} `));
+  if (start === -1) {
+    const commands = lines.flatMap((line) => /^ {2}([a-z][a-z-]*)(?: |$)/.exec(line)?.[1] ?? []);
+    return `${message}\nCommands: ${commands.join(', ')}.\n${HELP_HINT}`;
+  }
+  // The command and its options, without the description that follows them in the usage text.
+  const syntax = lines[start]!.trim().split(/ {2,}/)[0]!;
+  return `${message}\nUsage: npm run cli -- ${syntax}\n${HELP_HINT}`;
+}
+
 /** The pid in the data folder's lock file, if it names one. */
 function lockHolder(dataDir: string): number | undefined {
   try {
@@ -468,7 +486,8 @@ async function main(): Promise<number> {
       },
     });
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
+    const command = process.argv.slice(2).find((arg) => !arg.startsWith('-'));
+    process.stderr.write(`${usageMistake((error as Error).message, command)}\n`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -502,7 +521,7 @@ async function main(): Promise<number> {
     process.stdout.write(values.json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) return report(values.json ? error.message : `${error.message}\n\n${USAGE}`, 2);
+    if (error instanceof UsageError) return report(values.json ? error.message : usageMistake(error.message, command), 2);
     if (error instanceof DataDirLockedError && dataDir !== undefined) return report(heldMessage(command, dataDir), 1);
     if (error instanceof AppError) return report(error.message, 1);
     if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof NotFoundError || error instanceof CommandError) {

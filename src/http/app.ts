@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
+import pretty, { type PrettyStream } from 'pino-pretty';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
 import type { Api, Deps } from './deps.ts';
@@ -24,6 +25,7 @@ import { uploadRoutes } from './routes/genebrc/uploads/index.ts';
 import { ebrcRoutes } from './routes/ebrcs/index.ts';
 import { eventRoutes } from './routes/events/index.ts';
 import { healthRoutes } from './routes/health.ts';
+import { homeRoutes } from './routes/home.ts';
 import { irmRefreshRoute } from './routes/irm/refresh.ts';
 import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints/index.ts';
@@ -47,13 +49,33 @@ export const REDACTED_PATHS = [
 
 export type AppOptions = Deps & { logger?: FastifyBaseLogger | boolean; metrics?: Registry };
 
+/**
+ * Where the log goes: JSON lines (one object per line, for a collector), or, when stdout is a terminal, the same
+ * entries as readable lines through pino-pretty (a time, the level, the message, then the fields). Redaction applies
+ * before either. Synchronous, so that the last lines before an exit are written.
+ */
+function logStream(): { stream?: PrettyStream } {
+  if (!process.stdout.isTTY) return {};
+  return {
+    stream: pretty({
+      colorize: true,
+      sync: true,
+      translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l',
+      // One line per entry; a request's method, path and status in its message rather than as nested objects.
+      singleLine: true,
+      messageFormat: '{msg}{if req.method} {req.method} {req.url}{end}{if res.statusCode} {res.statusCode}{end}',
+      ignore: 'pid,hostname,req,res',
+    }),
+  };
+}
+
 /** Builds the HTTP app: plugins in a fixed order, then the routes. */
 export async function buildApp(options: AppOptions): Promise<Api> {
   const { config, database } = options;
   // Fastify 5 takes a ready logger only as `loggerInstance`; `logger` is for a configuration or a boolean.
   const logging =
     options.logger === undefined
-      ? { logger: { level: config.logLevel, redact: REDACTED_PATHS } }
+      ? { logger: { level: config.logLevel, redact: REDACTED_PATHS, ...logStream() } }
       : typeof options.logger === 'boolean'
         ? { logger: options.logger }
         : { loggerInstance: options.logger };
@@ -112,6 +134,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   await registerOpenApi(app);
   registerMetrics(app, options.metrics ?? createMetricsRegistry());
   healthRoutes(app, options);
+  homeRoutes(app);
 
   const authenticator = new ApiKeyAuthenticator(database.db, config.apiKeyCacheSeconds * 1000, {
     onWriteError: (error) => app.log.warn({ err: error }, 'could not record when API keys were last used; will try again'),

@@ -272,6 +272,22 @@ describe('cli usage errors', { concurrency: true }, () => {
     });
   }
 
+  test('a usage error is short: the mistake first, then only its command\'s usage line, not the whole usage text', async () => {
+    const short = await cliWithInput(env, 'too short\n', 'create-user', '--platform', '00000000-0000-4000-8000-000000000000', '--email', 'a@b.example', '--password-stdin');
+    assert.equal(short.code, 2, short.stderr);
+    assert.deepEqual(short.stderr.trimEnd().split('\n'), [
+      'the password must be at least 12 characters long.',
+      'Usage: npm run cli -- create-user --platform <platformId> --email <email> [--password-stdin]',
+      '`npm run cli -- --help` lists every command and its options.',
+    ]);
+    const option = await cli(env, 'list-keys', '--force');
+    assert.equal(option.code, 2);
+    assert.match(option.stderr, /^Unknown option '--force'.*\nUsage: npm run cli -- list-keys --platform <platformId>\n/);
+    const unknown = await cli(env, 'frobnicate');
+    assert.match(unknown.stderr, /^Unknown command "frobnicate"\nCommands: migrate, create-platform, list-platforms, issue-key, .*enable-user\.\n/);
+    for (const run of [short, option, unknown]) assert.ok(run.stderr.split('\n').length <= 4, run.stderr);
+  });
+
   test('with --json a usage error is one JSON object with the message', async () => {
     const run = await cli(env, 'create-platform', '--json');
     assert.equal(run.code, 2);

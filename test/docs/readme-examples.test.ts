@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -264,8 +265,22 @@ async function runExamples(t: TestContext, requestedPort: number): Promise<void>
     const pdfs = fs.readdirSync(work).filter((name) => name.endsWith('.pdf'));
     assert.equal(pdfs.length, 1, `one certificate downloaded: ${pdfs.join(', ')}`);
     assert.equal(fs.readFileSync(path.join(work, pdfs[0]!)).subarray(0, 5).toString(), '%PDF-');
+    // A reader pastes them in the repository's root: .gitignore covers every file they write there.
+    const written = fs.readdirSync(work).filter((name) => !name.startsWith('.block-') && name !== '.npm');
+    assert.ok(written.includes('push.json') && written.includes('irm-template.csv'), written.join(', '));
+    const ignored = spawnSync('git', ['check-ignore', '--no-index', '--stdin'], { cwd: ROOT, input: written.join('\n'), encoding: 'utf8' });
+    assert.deepEqual(ignored.stdout.split('\n').filter(Boolean).sort(), [...written].sort(), 'files the examples write that .gitignore does not cover');
     t.diagnostic(`ran ${ran.length} blocks: ${ran.join(', ')}`);
     t.diagnostic(`skipped ${skipped.length}: ${skipped.join('; ')}`);
+
+    // Step 1 pasted again, as a reader does: the 409 shows, and the block stops rather than go on with no customer.
+    // Last, because the failing block ends the session (set -e).
+    const createCustomer = documents()[0]!.blocks.find((block) => block.code.includes('"$API/platform-customers/"'))!;
+    const again = await session.run(createCustomer.code);
+    assert.notEqual(again.exitCode, 0, 'the second run fails');
+    assert.match(again.stderr, /"status":409/);
+    assert.match(again.stderr, /"code":"customer_email_taken"/);
+    assert.match(again.stderr, /no customer was created: see the answer above/);
   } finally {
     session?.close();
     await stopGateway(gateway);

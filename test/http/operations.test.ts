@@ -34,6 +34,19 @@ describeEachBackend('operations', (h) => {
     assert.deepEqual(ready.body, { status: 'ready' });
   });
 
+  test('GET / is a small page pointing to /docs, /console and /health, without a key; it is not in the API document', async () => {
+    const home = await h.request('GET', '/', { key: null });
+    assert.equal(home.status, 200);
+    assert.match(String(home.headers['content-type']), /^text\/html; charset=utf-8/);
+    for (const target of ['/docs', '/console', '/health', '/openapi.json']) assert.ok(home.text.includes(`href="${target}"`), target);
+    assert.match(String(home.headers['content-security-policy']), /default-src 'none'/);
+    assert.equal((await h.request('HEAD', '/', { key: null })).status, 200);
+    const document = await h.request('GET', '/openapi.json', { key: null });
+    assert.equal(document.body.paths['/'], undefined);
+    // Another method on / is the usual 405, and an unknown path still the usual 404 problem.
+    expectProblem(await h.request('POST', '/', { key: null, body: {} }), 405, 'method_not_allowed');
+  });
+
   test('/metrics is Prometheus text counting requests by route, with unknown URLs under one label', async () => {
     await h.request('GET', '/api/v1/platform-customers');
     await h.request('GET', '/api/v1/platform-customers');
