@@ -67,27 +67,15 @@ export type IrmSideColumn = (typeof IRM_SIDE_COLUMNS)[number];
 export const MAY_BE_EMPTY_COLUMNS = ['serialNo', 'uploadType'] as const satisfies readonly SpreadsheetColumn[];
 
 /**
- * The columns a sheet's header must have: the fields every push line requires, but those a row may leave empty. Any
- * other column may be left out (an exporter who deleted the optional columns at the end): its cells read as empty.
- * test/services/spreadsheets.test.ts checks that these are the push line schema's required fields.
+ * The columns a sheet's header must have: the fields every push line requires (the first seventeen, serialNo to
+ * mappedIRMAmountFCC), but those a row may leave empty. Any other column may be left out (an exporter who deleted the
+ * optional columns at the end): its cells read as empty. test/services/spreadsheets.test.ts checks that these are the
+ * push line schema's required fields.
  */
-export const REQUIRED_COLUMNS = [
-  'branchSlNo',
-  'irmIfscCode',
-  'irmAdCode',
-  'irmNumber',
-  'irmDt',
-  'irmFCC',
-  'irmPurposeCode',
-  'irmRemitAmtFCC',
-  'sbCumInvoiceNumber',
-  'sbCumInvoiceDate',
-  'portCode',
-  'billNo',
-  'sbCumInvoiceFCC',
-  'sbCumInvoiceValueinFCC',
-  'mappedIRMAmountFCC',
-] as const satisfies readonly SpreadsheetColumn[];
+export const REQUIRED_COLUMNS: readonly SpreadsheetColumn[] = SPREADSHEET_COLUMNS.slice(
+  SPREADSHEET_COLUMNS.indexOf('branchSlNo'),
+  SPREADSHEET_COLUMNS.indexOf('mappedIRMAmountFCC') + 1,
+);
 
 const COLUMN_SET: ReadonlySet<string> = new Set(SPREADSHEET_COLUMNS);
 

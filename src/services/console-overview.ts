@@ -20,7 +20,7 @@ export type Overview = {
   days: DayCount[];
   today: number;
   total: number;
-  /** Largest value first (then by currency). */
+  /** Most eBRCs first, then by currency code: amounts in different currencies are never compared. */
   currencies: CurrencyTotal[];
 };
 
@@ -51,7 +51,7 @@ export async function overview(db: Kysely<Schema>, platformId: string, now = new
       const cents = parseDecimalString(row.amount);
       return { currency: row.currency, cents, amount: formatCents(cents), ebrcs: row.ebrcs };
     })
-    .sort((a, b) => (a.cents === b.cents ? a.currency.localeCompare(b.currency) : a.cents > b.cents ? -1 : 1));
+    .sort((a, b) => b.ebrcs - a.ebrcs || a.currency.localeCompare(b.currency));
   return {
     fromDay: window.fromDay,
     toDay: window.toDay,

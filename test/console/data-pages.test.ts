@@ -3,7 +3,7 @@ import { before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { Authority } from '../../src/authority/authority.ts';
 import { SPREADSHEET_COLUMNS } from '../../src/domain/spreadsheet-columns.ts';
-import { describeConsole } from '../support/browser.ts';
+import { cardLabelsTooWide, describeConsole } from '../support/browser.ts';
 import { firstRefresh, lineFor, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
 type Row = Record<string, unknown>;
@@ -162,8 +162,12 @@ describeConsole(
 
       // Dates: the IRMs issued on its day only.
       await page.goto(`/console/customers/${customerId}/irms?fromDate=${mapped.irmIssueDate}&toDate=${mapped.irmIssueDate}`);
-      const dates = await page.locator('table.irms td[data-label="Issued"]').allInnerTexts();
+      // Each date a <time> with its day, shown in the browser's own date style.
+      const dates = await page.locator('table.irms td[data-label="Issued"] time').evaluateAll((times) => times.map((time) => time.getAttribute('datetime')));
       assert.ok(dates.length > 0 && dates.every((date) => date === mapped.irmIssueDate), dates.join());
+      const shown = await page.locator('table.irms td[data-label="Issued"]').first().innerText();
+      // The browser's locale is en-IN: "28 Nov 2026".
+      assert.equal(shown, new Intl.DateTimeFormat('en-IN', { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(`${mapped.irmIssueDate}T00:00:00Z`)));
       // From after to: the API's 400, on the field.
       assert.equal(await statusOf(page, `/console/customers/${customerId}/irms?fromDate=2026-02-02&toDate=2026-02-01`), 400);
       await page.getByRole('alert').waitFor();
@@ -185,11 +189,12 @@ describeConsole(
       await page.getByRole('status').filter({ hasText: 'pulled from the authority just now' }).waitFor();
       assert.equal(irmPulls, before + 1, 'one pull');
       assert.equal(await page.locator('table.irms tbody tr').count(), 20);
-      await h.screenshot(page, 'irms-refreshed');
-      // At once again: the pull just made is reused, and the page says so.
+      // At once again: the pull just made is reused, and the page says so. (The screenshot comes after: a full page
+      // taken on a busy machine can outlast the interval.)
       await page.getByRole('button', { name: 'Refresh from the authority' }).click();
       await page.getByRole('status').filter({ hasText: 'not pulled again' }).waitFor();
       assert.equal(irmPulls, before + 1, 'no second pull within the interval');
+      await h.screenshot(page, 'irms-refreshed');
     });
 
     test("eBRCs: the customer's eBRCs, linked from the customer, each with its PDF", async () => {
@@ -298,6 +303,7 @@ describeConsole(
         assert.equal(await statusOf(phone, path), 200, path);
         const overflow = await phone.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
         assert.equal(overflow, 0, `${path} scrolls sideways by ${String(overflow)} px`);
+        assert.deepEqual(await cardLabelsTooWide(phone), [], `${path}: card labels wider than their column`);
         await h.screenshot(phone, `narrow-${name}`);
       }
       // Nor on a laptop's or a tablet's width, where the tables are tables.

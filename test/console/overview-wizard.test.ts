@@ -109,6 +109,10 @@ describeConsole('console: overview and the generation wizard', (h) => {
     await shots(h, page, 'generate-customer');
     await chooseCustomerAndIrm(page, customerId, irm.irmNumber);
     await shots(h, page, 'generate-lines');
+    // Side by side, the inputs line up, whichever of them has a hint above it (invoice number has, date has not).
+    const top = async (id: string) => (await page.locator(`#line-0-${id}`).boundingBox())!.y;
+    assert.equal(await top('invoiceNumber'), await top('invoiceDate'));
+    assert.equal(await top('portCode'), await top('billNo'));
     await fillLine(page, 0, { invoice: '7001', date: irm.irmIssueDate, value: '80.00', mapped: '75.50' });
     await page.getByRole('button', { name: 'Review the lines' }).click();
     await page.getByRole('status').filter({ hasText: 'No problems' }).waitFor();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { describeConsole, type ConsoleHarness } from '../support/browser.ts';
+import { cardLabelsTooWide, describeConsole, type ConsoleHarness } from '../support/browser.ts';
 import { verifies, WebhookReceiver } from '../support/webhook-receiver.ts';
 import { firstRefresh, lineFor, pushBody, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
@@ -243,6 +243,15 @@ describeConsole('console: pages', (h) => {
     assert.equal(receiver.requests.length, before);
   });
 
+  test('at 1440 px the top bar is one row on every page', async () => {
+    for (const path of ['/console/overview', '/console/customers', `/console/customers/${customerId}`, '/console/webhooks', `/console/webhooks/${endpointId}`]) {
+      await page.goto(path);
+      const brand = (await page.locator('.brand').boundingBox())!;
+      const account = (await page.locator('.account').boundingBox())!;
+      assert.ok(account.y < brand.y + brand.height, `${path}: the account is on a second row of the top bar`);
+    }
+  });
+
   test('every page reads on a 390-pixel-wide screen: no sideways scrolling', async () => {
     const phone = await h.newPage({ width: 390 });
     await h.signIn(phone, h.userA);
@@ -257,6 +266,7 @@ describeConsole('console: pages', (h) => {
       assert.equal(await statusOf(phone, path), 200, path);
       const overflow = await phone.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       assert.equal(overflow, 0, `${path} scrolls sideways by ${String(overflow)} px`);
+      assert.deepEqual(await cardLabelsTooWide(phone), [], `${path}: card labels wider than their column`);
       await h.screenshot(phone, `narrow-${name}`);
     }
   });

@@ -87,7 +87,7 @@ export function describeConsole(name: string, suite: (h: ConsoleHarness) => void
             async newPage(size: { width?: number; height?: number } = {}) {
               const context = await launched.newContext({
                 baseURL: base,
-                viewport: { width: size.width ?? 1280, height: size.height ?? (size.width !== undefined && size.width < 600 ? 844 : 860) },
+                viewport: { width: size.width ?? 1440, height: size.height ?? (size.width !== undefined && size.width < 600 ? 844 : 860) },
                 // Times are shown in the browser's zone: a fixed one, so that screenshots read the same everywhere.
                 timezoneId: 'Asia/Kolkata',
                 locale: 'en-IN',
@@ -127,4 +127,30 @@ export function describeConsole(name: string, suite: (h: ConsoleHarness) => void
       suite(proxy);
     });
   }
+}
+
+/**
+ * On a phone each table row is a card of label / value lines, the label in a column of its own (`td::before`): the
+ * labels (visible ones) whose text is wider than that column, which would touch or run under their value.
+ */
+export async function cardLabelsTooWide(page: Page): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const found = [];
+    const probe = document.createElement('span');
+    probe.style.position = 'absolute';
+    probe.style.visibility = 'hidden';
+    probe.style.whiteSpace = 'nowrap';
+    document.body.append(probe);
+    for (const cell of document.querySelectorAll('table.list td[data-label]')) {
+      if (cell.offsetParent === null) continue;
+      const label = getComputedStyle(cell, '::before');
+      if (label.content === 'none' || label.position !== 'absolute') continue;
+      probe.style.font = label.font;
+      probe.textContent = cell.getAttribute('data-label');
+      const room = parseFloat(label.width) - parseFloat(label.paddingRight);
+      if (probe.getBoundingClientRect().width > room) found.push(probe.textContent);
+    }
+    probe.remove();
+    return [...new Set(found)];
+  })()`);
 }

@@ -1,10 +1,12 @@
 import { AUTHORITY_ERROR_CODES, isAuthorityErrorCode } from '../../authority/protocol/error-codes.ts';
+import { parseIsoDate, parseLineDate, toIsoDate, type CalendarDate } from '../../domain/dates.ts';
 import { LINE_ERROR_CODES } from '../../domain/line-error-codes.ts';
 import { assetHref } from './assets.ts';
 
 /**
- * What templates format with (`it.h` in every view): times, money, statuses, codes, links. Each returns text that
- * the template escapes (`<%= %>`), except `time`, which returns markup it has escaped itself (`<%~ %>`).
+ * What templates format with (`it.h` in every view): times, dates, money, statuses, codes, links. Each returns text
+ * that the template escapes (`<%= %>`), except `time`, `day` and `readableDates`, which return markup they have
+ * escaped themselves (`<%~ %>`).
  */
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -29,6 +31,52 @@ function time(value: string | Date | null | undefined): string {
   const iso = escapeHtml(date.toISOString());
   const utc = escapeHtml(utcText(date));
   return `<time datetime="${iso}" title="${utc}" data-local>${utc}</time>`;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+function calendarText(date: CalendarDate): string {
+  return `${date.day} ${MONTHS[date.month - 1]} ${date.year}`;
+}
+
+/** A calendar date as `<time>`: "23 Nov 2026", which console.js shows in the user's own way, as it shows times. */
+function dayMarkup(date: CalendarDate): string {
+  return `<time datetime="${toIsoDate(date)}" data-day>${calendarText(date)}</time>`;
+}
+
+/**
+ * A calendar date as text people read, "23 Nov 2026", whichever form it comes in: the API's `YYYY-MM-DD` (IRMs,
+ * eBRCs) or a push line's `ddMMyyyy`. Anything else is returned as it is.
+ */
+function dayText(value: string): string {
+  const date = parseLineDate(value);
+  return date === null ? value : calendarText(date);
+}
+
+/** The same as markup (`<%~ %>`): a `<time>` that console.js formats like the times; '—' when there is none. */
+function day(value: string | null | undefined): string {
+  if (value === null || value === undefined || value === '') return '<span class="none">—</span>';
+  const date = parseLineDate(value);
+  return date === null ? escapeHtml(value) : dayMarkup(date);
+}
+
+/** Date fields of a push line, as the authority's and this service's messages name them before a ddMMyyyy value. */
+/** In escaped text: a ddMMyyyy value after a line date field or the word "date", or an ISO date not quoted as sent. */
+const DATE_IN_TEXT = /\b(irmDt|sbCumInvoiceDate|gstinInvoiceDate|date) (\d{8})\b|(?<!got &quot;)\b(\d{4}-\d{2}-\d{2})\b/g;
+
+/**
+ * A message as markup (`<%~ %>`, escaped here) with its dates as the console shows every date: "irmDt 23112026 does
+ * not match the issue date 2026-11-22" reads "irmDt 23 Nov 2026 does not match the issue date 22 Nov 2026". Only a
+ * line date field's value and ISO dates are rewritten (an invoice number of eight digits is not a date); a value
+ * quoted as sent ("got …") is left as it was sent.
+ */
+function readableDates(message: string): string {
+  // One pass, so that no date is looked for inside the markup of another.
+  return escapeHtml(message).replace(DATE_IN_TEXT, (whole, field: string | undefined, lineDate: string | undefined, isoDate: string | undefined) => {
+    const date = field === undefined ? parseIsoDate(isoDate!) : parseLineDate(lineDate!);
+    if (date === null) return whole;
+    return field === undefined ? dayMarkup(date) : `${field} ${dayMarkup(date)}`;
+  });
 }
 
 const moneyFormats = new Map<string, Intl.NumberFormat>();
@@ -102,5 +150,5 @@ function href(path: string, params: Record<string, string | number | undefined |
   return search === '' ? path : `${path}?${search}`;
 }
 
-export const helpers = { time, money, count, tone, statusLabel, explain, href, asset: assetHref };
+export const helpers = { time, day, dayText, readableDates, money, count, tone, statusLabel, explain, href, asset: assetHref };
 export type Helpers = typeof helpers;

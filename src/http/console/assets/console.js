@@ -10,6 +10,13 @@
     element.title = element.textContent.trim();
     element.textContent = format.format(date);
   });
+  // Calendar dates (an IRM's issue date, an invoice's): a day, not a moment, so no zone; the same style as the times.
+  var dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
+  document.querySelectorAll('time[data-day]').forEach(function (element) {
+    var date = new Date(element.getAttribute('datetime') + 'T00:00:00Z');
+    if (isNaN(date.getTime())) return;
+    element.textContent = dayFormat.format(date);
+  });
 
   // A file input that fills a text area (the API credential set), when the browser can read files.
   document.querySelectorAll('input[type="file"][data-fill]').forEach(function (input) {

@@ -5,16 +5,12 @@ import type { ConsolePage } from '../page.ts';
 import { platformOf, render } from '../render.ts';
 
 const OVERVIEW = '/console/overview';
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** "3 Jun 2026" for 2026-06-03, as every date of the console reads (as text: the chart's titles and table). */
+const longDay = helpers.dayText;
 
-/** "3 Jun" for 2026-06-03. */
+/** "3 Jun": the same without its year, under the bars. */
 function shortDay(day: string): string {
-  return `${Number(day.slice(8, 10))} ${MONTHS[Number(day.slice(5, 7)) - 1]}`;
-}
-
-/** "3 Jun 2026". */
-function longDay(day: string): string {
-  return `${shortDay(day)} ${day.slice(0, 4)}`;
+  return longDay(day).replace(/ \d{4}$/, '');
 }
 
 /** The top of the count axis: the largest count rounded up to 1, 2 or 5 times a power of ten (at least 4, for halves). */
@@ -58,24 +54,25 @@ function dayChart(days: readonly DayCount[]) {
 }
 
 /**
- * The realised-value chart: one horizontal bar per currency, scaled to the largest in exact integer arithmetic on the
- * cents (bigint), with the amount printed beside it. Currencies are not added together: each bar is its own scale's share.
+ * The realised-value chart: one row per currency, its amount printed, its bar the number of eBRCs in that currency.
+ * Amounts in different currencies share no scale (USD 10,000 and INR 800,000 are not a bar 80 times longer), so the
+ * bars measure the one thing they share, a count, scaled to the currency with the most eBRCs; no amount is converted,
+ * added or compared across currencies, and none passes through a float.
  */
-function currencyChart(currencies: readonly CurrencyTotal[]) {
+export function currencyChart(currencies: readonly CurrencyTotal[]) {
   const width = 400;
   const row = 40;
   const barStart = 52;
-  const barSpace = 170;
-  const largest = currencies.reduce((max, entry) => (entry.cents > max ? entry.cents : max), 0n);
+  const barSpace = 150;
+  const largest = Math.max(0, ...currencies.map((entry) => entry.ebrcs));
   const rows = currencies.map((entry, index) => {
-    // Tenths of a viewBox unit, from the cents: no float touches the amounts.
-    const tenths = largest === 0n ? 0 : Number((entry.cents * BigInt(barSpace * 10)) / largest);
-    const barWidth = entry.cents > 0n ? Math.max(tenths / 10, 2) : 0;
+    const barWidth = entry.ebrcs > 0 ? Math.max((entry.ebrcs / largest) * barSpace, 2) : 0;
     const y = 8 + index * row;
     return {
       currency: entry.currency,
       text: helpers.money(entry.amount, entry.currency),
       ebrcs: entry.ebrcs,
+      count: `${helpers.count(entry.ebrcs)} ${entry.ebrcs === 1 ? 'eBRC' : 'eBRCs'}`,
       y,
       barY: y + 6,
       barHeight: row - 16,
