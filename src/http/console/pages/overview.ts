@@ -57,31 +57,32 @@ function dayChart(days: readonly DayCount[]) {
  * The realised-value chart: one row per currency, its amount printed, its bar the number of eBRCs in that currency.
  * Amounts in different currencies share no scale (USD 10,000 and INR 800,000 are not a bar 80 times longer), so the
  * bars measure the one thing they share, a count, scaled to the currency with the most eBRCs; no amount is converted,
- * added or compared across currencies, and none passes through a float.
+ * added or compared across currencies, and none passes through a float. Each row is two lines, the currency and its
+ * amount above the bar, so that a long amount never runs past the chart on a phone.
  */
 export function currencyChart(currencies: readonly CurrencyTotal[]) {
   const width = 400;
-  const row = 40;
+  const row = 58;
   const barStart = 52;
-  const barSpace = 150;
+  const barSpace = width - barStart - 4;
   const largest = Math.max(0, ...currencies.map((entry) => entry.ebrcs));
   const rows = currencies.map((entry, index) => {
     const barWidth = entry.ebrcs > 0 ? Math.max((entry.ebrcs / largest) * barSpace, 2) : 0;
-    const y = 8 + index * row;
+    const y = 4 + index * row;
     return {
       currency: entry.currency,
       text: helpers.money(entry.amount, entry.currency),
       ebrcs: entry.ebrcs,
       count: `${helpers.count(entry.ebrcs)} ${entry.ebrcs === 1 ? 'eBRC' : 'eBRCs'}`,
       y,
-      barY: y + 6,
-      barHeight: row - 16,
+      textY: y + 12,
+      barY: y + 26,
+      barHeight: 18,
       barWidth: barWidth.toFixed(1),
-      textY: y + row / 2 + 1,
-      amountX: (barStart + barWidth + 8).toFixed(1),
+      amountX: barStart,
     };
   });
-  return { width, height: 16 + currencies.length * row, barStart, rows };
+  return { width, height: 8 + currencies.length * row, barStart, rows };
 }
 
 export const overviewPage: ConsolePage = {
