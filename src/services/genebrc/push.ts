@@ -11,12 +11,12 @@ import { AppError, authorityProblem } from '../../errors.ts';
 import type { PushBodySchema } from '../../http/schemas.ts';
 import * as irmStore from '../../store/irms.ts';
 import * as store from '../../store/requests.ts';
-import { asCustomer, requireVerified, type CommitLink, type ServiceContext, type VerifiedCustomer } from '../context.ts';
+import { asCustomer, requireStoredCredentials, requireVerified, type CommitLink, type ServiceContext, type VerifiedCustomer } from '../context.ts';
 import { requireCustomer } from '../customers.ts';
 import type { IrmPuller } from '../irms.ts';
 import type { RequestLifecycle, RequestToStore } from './lifecycle.ts';
-import type { RequestProgress } from './progress.ts';
-import type { PushAck } from './views.ts';
+import { NOT_RECEIVED_CODE, type RequestProgress } from './progress.ts';
+import { storedAcknowledgement, type PushAck } from './views.ts';
 
 export type PushBody = Omit<Static<typeof PushBodySchema>, 'ebrcBulkGenDtos'> & { ebrcBulkGenDtos: RawLine[] };
 
@@ -101,6 +101,31 @@ export class PushService {
       return refused(await this.#raceErrors(customer, lines, error.irmNumber));
     }
     return this.#send(customer, request, lines);
+  }
+
+  /**
+   * A retry (same Idempotency-Key) of a push whose first run stored the request (internal id `id`) but gave no answer:
+   * a database fault after the request was stored or sent, or a process that died. The acknowledgement when the
+   * outcome is known. While the request is still SUBMITTING it may have reached the authority, so the authority is
+   * asked first, by requestId: it answers with its acknowledgement when it has the request. When it has no record, and
+   * the first run is over (it answered and released the key, or the grace time has passed), the request is failed as
+   * never received (its amounts released) and `run_again` is returned: the push is sent afresh, once. Null while the
+   * first run may still be sending it (the retry is answered 409 idempotency_key_in_use).
+   */
+  async resume(platformId: string, id: string, first: { ended: boolean }): Promise<PushAck | 'run_again' | null> {
+    const { db } = this.#context;
+    const request = await store.findRequestById(db, id);
+    if (!request || request.platform_id !== platformId) return null;
+    if (request.status === 'SUBMITTING') {
+      if (!first.ended && Date.now() - request.created_at.getTime() < this.#progress.submitGraceMs) return null;
+      const customer = requireStoredCredentials(await requireCustomer(db, platformId, request.platform_customer_id));
+      const settled = await this.#progress.reconcile(id, customer, { failIfUnknown: true });
+      if (settled?.answered) return { ...settled.ack, recordResCount: request.record_res_count };
+    }
+    const ack = await storedAcknowledgement(db, platformId, id);
+    // Failed here or by the poller because the authority never received it: nothing of it exists there, so it runs again.
+    if (ack?.ackStatus === 'Failed' && ack.errorDetails.length === 1 && ack.errorDetails[0]!.code === NOT_RECEIVED_CODE) return 'run_again';
+    return ack;
   }
 
   /**
