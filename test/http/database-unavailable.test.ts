@@ -8,7 +8,7 @@ import type { SandboxProgram } from '../../sandbox/program.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
-import { backends, scratchDatabase, startTestSandbox, type TestResponse } from '../support/harness.ts';
+import { backends, injectRequest, scratchDatabase, startTestSandbox, type TestResponse } from '../support/harness.ts';
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.ts';
 import { lineFor, pushBody, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
@@ -39,20 +39,8 @@ describe('while the database cannot be reached [postgres, a server of the test\'
     options: { body?: unknown; query?: Record<string, string | number>; headers?: Record<string, string> } = {},
   ): Promise<TestResponse & { ms: number }> {
     const started = Date.now();
-    const response = await service.app.inject({
-      method: method as 'GET',
-      url,
-      query: Object.fromEntries(Object.entries(options.query ?? {}).map(([name, value]) => [name, String(value)])),
-      headers: { 'x-api-key': apiKey, ...options.headers },
-      ...(options.body !== undefined ? { payload: options.body as object } : {}),
-    });
-    let body: any;
-    try {
-      body = JSON.parse(response.body);
-    } catch {
-      body = undefined;
-    }
-    return { status: response.statusCode, headers: response.headers, body, text: response.body, ms: Date.now() - started };
+    const response = await injectRequest(service, method, url, { ...options, key: apiKey });
+    return { ...response, ms: Date.now() - started };
   }
   const requester = { request };
 

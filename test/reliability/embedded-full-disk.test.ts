@@ -7,7 +7,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { createService } from '../../src/service.ts';
-import { scratchDatabase, startTestSandbox, type TestResponse } from '../support/harness.ts';
+import { createPlatform } from '../../src/services/platforms.ts';
+import { injectRequest, scratchDatabase, startTestSandbox, type InjectOptions, type TestResponse } from '../support/harness.ts';
 import { assertLedgerConsistent, type AcknowledgedPush } from '../support/invariants.ts';
 import { reportFigures } from '../support/reliability.ts';
 import { firstRefresh, lineFor, pushBody, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
@@ -55,24 +56,8 @@ test('the embedded database on a full disk: 503 for writes, nothing half-stored,
     logger: false,
   });
   try {
-    const { createPlatform } = await import('../../src/services/platforms.ts');
     const { apiKey } = await createPlatform(service.database.db, 'Full disk');
-    const request = async (method: string, url: string, options: { body?: unknown; query?: Record<string, string | number>; headers?: Record<string, string> } = {}): Promise<TestResponse> => {
-      const response = await service.app.inject({
-        method: method as 'GET',
-        url,
-        query: Object.fromEntries(Object.entries(options.query ?? {}).map(([name, value]) => [name, String(value)])),
-        headers: { 'x-api-key': apiKey, ...options.headers },
-        ...(options.body !== undefined ? { payload: options.body as object } : {}),
-      });
-      let body: any;
-      try {
-        body = JSON.parse(response.body);
-      } catch {
-        body = undefined;
-      }
-      return { status: response.statusCode, headers: response.headers, body, text: response.body };
-    };
+    const request = (method: string, url: string, options: InjectOptions = {}) => injectRequest(service, method, url, { ...options, key: apiKey });
     const client = { request };
     const customerId = await verifiedCustomer(client, 'full-disk@example.com');
     await firstRefresh(client, customerId);
