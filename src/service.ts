@@ -70,8 +70,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
-    waitSeconds: config.databaseWaitSeconds,
-    onWaiting: (line, attempt) => log.warn({ attempt }, line),
+    wait: { seconds: config.databaseWaitSeconds, onWaiting: (line, attempt) => log.warn({ attempt }, line) },
     availability,
   });
   const boss = createBoss(database, log);

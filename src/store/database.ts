@@ -53,10 +53,11 @@ export type DatabaseOptions = {
   poolSize?: number;
   /** PostgreSQL's statement_timeout for every connection (DATABASE_STATEMENT_TIMEOUT_MS). */
   statementTimeoutMs?: number;
-  /** How long to wait for a PostgreSQL that does not answer at open (DATABASE_WAIT_SECONDS); 0: for ever. */
-  waitSeconds?: number;
-  /** Where the lines of the wait go (one per attempt). */
-  onWaiting?: (line: string, attempt: number) => void;
+  /**
+   * Wait for a PostgreSQL that does not answer at open, for `seconds` (DATABASE_WAIT_SECONDS; 0: for ever), with a line
+   * per attempt. Without it (the CLI, tests, benchmarks) an unreachable database fails the open at its first query.
+   */
+  wait?: { seconds: number; onWaiting: (line: string, attempt: number) => void };
   availability?: DatabaseAvailability;
 };
 
@@ -192,7 +193,7 @@ async function openPostgres(databaseUrl: string, options: DatabaseOptions, avail
     // An idle client lost its connection; the pool replaces it on the next query.
   });
   try {
-    await waitForPostgres(pool, databaseTarget(databaseUrl), options);
+    if (options.wait) await waitForPostgres(pool, databaseTarget(databaseUrl), options.wait);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw error;
@@ -230,9 +231,9 @@ async function openPostgres(databaseUrl: string, options: DatabaseOptions, avail
  * attempt every MAX_WAIT_INTERVAL_MS, for `waitSeconds` (0: for ever). A database that answers with a refusal (a wrong
  * password, no such database) is not waited for: that error is thrown at once.
  */
-async function waitForPostgres(pool: pg.Pool, target: string, options: DatabaseOptions): Promise<void> {
+async function waitForPostgres(pool: pg.Pool, target: string, options: NonNullable<DatabaseOptions['wait']>): Promise<void> {
   const started = Date.now();
-  const waitMs = (options.waitSeconds ?? 0) * 1000;
+  const waitMs = options.seconds * 1000;
   let interval = 250;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -243,9 +244,9 @@ async function waitForPostgres(pool: pg.Pool, target: string, options: DatabaseO
       const reason = unavailableReason(error);
       const waited = Date.now() - started;
       if (waitMs > 0 && waited >= waitMs) {
-        throw new DatabaseUnreachableError(`the database at ${target} did not answer within DATABASE_WAIT_SECONDS=${options.waitSeconds} (${attempt} attempts): ${reason}`);
+        throw new DatabaseUnreachableError(`the database at ${target} did not answer within DATABASE_WAIT_SECONDS=${options.seconds} (${attempt} attempts): ${reason}`);
       }
-      options.onWaiting?.(`waiting for the database at ${target}: ${reason}`, attempt);
+      options.onWaiting(`waiting for the database at ${target}: ${reason}`, attempt);
       await new Promise((resolve) => setTimeout(resolve, waitMs > 0 ? Math.min(interval, waitMs - waited) : interval));
       interval = Math.min(interval * 2, MAX_WAIT_INTERVAL_MS);
     }
