@@ -32,6 +32,7 @@ describe('while the database cannot be reached [postgres, a server of the test\'
   let apiKey: string;
   const pushed = new Map<string, number>();
   let stopAfterNextPush = false;
+  let stopBeforeNextPush = false;
 
   async function request(
     method: string,
@@ -76,6 +77,12 @@ describe('while the database cannot be reached [postgres, a server of the test\'
       authority: (adapter) => ({
         ...adapter,
         async push(credentials, message, options) {
+          if (stopBeforeNextPush) {
+            stopBeforeNextPush = false;
+            // Stored and reserved, never sent: the database goes as the service reads what it needs to send it.
+            await server.stop('fast');
+            throw Object.assign(new Error('Connection terminated unexpectedly'), { name: 'Error' });
+          }
           const ack = await adapter.push(credentials, message, options);
           pushed.set(message.requestId, (pushed.get(message.requestId) ?? 0) + 1);
           if (stopAfterNextPush) {
@@ -159,5 +166,30 @@ describe('while the database cannot be reached [postgres, a server of the test\'
     const status = await request('POST', '/api/v1/genebrc/status', { body: { platformCustomerId: customerId, requestId: retry.body.requestId } });
     assert.equal(status.status, 200, status.text);
     assert.equal(status.body.authorityAckId, retry.body.authorityAckId);
+  });
+
+  test('a push stored but never sent when the database went away: the retry finds no record at the authority and pushes it once', async () => {
+    const customerId = await verifiedCustomer(requester, 'never-sent@example.com');
+    const [irm] = await usableIrms(requester, customerId, 1);
+    const body = pushBody(customerId, [lineFor(irm, 1, 1)]);
+    const key = randomUUID();
+    const before = new Map(pushed);
+    stopBeforeNextPush = true;
+    const first = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
+    assertUnavailable(first, 'the push that was stored but not sent');
+    await server.start();
+
+    const retry = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
+    assert.equal(retry.status, 200, retry.text);
+    assert.equal(retry.body.ackStatus, 'Validated', retry.text);
+    const sent = [...pushed].filter(([requestId, count]) => (before.get(requestId) ?? 0) !== count);
+    assert.deepEqual(sent, [[retry.body.requestId, 1]], 'one push reached the authority, once');
+    const listed = await request('GET', '/api/v1/genebrc', { query: { platformCustomerId: customerId } });
+    const requests = listed.body as { requestId: string; status: string }[];
+    assert.equal(requests.length, 2, listed.text);
+    const firstRun = requests.find((row) => row.requestId !== retry.body.requestId)!;
+    const firstStatus = await request('POST', '/api/v1/genebrc/status', { body: { platformCustomerId: customerId, requestId: firstRun.requestId } });
+    assert.equal(firstStatus.body.status, 'FAILED', 'the first run, never sent, failed as never received (its amounts released)');
+    assert.deepEqual(firstStatus.body.errorDetails.map((detail: { code: string }) => detail.code), ['authority_not_received']);
   });
 });

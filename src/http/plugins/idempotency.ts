@@ -6,7 +6,7 @@ import { AppError } from '../../errors.ts';
 import type { CommitLink } from '../../services/context.ts';
 import type { CredentialsVault } from '../../services/credentials-vault.ts';
 import type { ServerKey } from '../../services/server-key.ts';
-import type { DatabaseAvailability } from '../../store/availability.ts';
+import { isDatabaseUnavailable, type DatabaseAvailability } from '../../store/availability.ts';
 import { claimKey, completeFromResource, completeKey, dropReleasedKey, linkResource, releaseKey, type Claim } from '../../store/idempotency.ts';
 import type { Schema } from '../../store/schema.ts';
 import { PROBLEM_CONTENT_TYPE } from '../problem.ts';
@@ -136,8 +136,9 @@ export function registerIdempotency(
       body: request.body,
     });
     const held: Claim = { platformId, key, claimId: randomUUID() };
-    // A key this process's 5xx answer could not release while the database was down is released first.
-    await releases.flush();
+    // A key this process's 5xx answer could not release while the database was down is released first (still down:
+    // the claim below fails too, and is answered 503).
+    await releases.flush().catch(() => undefined);
     const existing = await claimKey(db, { ...held, fingerprint, keepHours: KEEP_HOURS, abandonAfterSeconds: ABANDON_AFTER_SECONDS });
     if (existing === null) {
       request.idempotencyClaim = held;
@@ -213,13 +214,20 @@ class PendingReleases {
     }
   }
 
-  /** Releases the pending keys; throws while the database is still down. */
+  /**
+   * Releases the pending keys; throws while the database is still down. A key whose release fails otherwise is given
+   * up (it is freed after its lease, as after a crash) rather than tried for ever.
+   */
   flush(): Promise<void> {
     if (this.#pending.size === 0) return Promise.resolve();
     this.#flushing ??= (async () => {
       try {
         for (const [id, { claim, evenIfCommitted }] of this.#pending) {
-          await releaseKey(this.#db, claim, { evenIfCommitted });
+          try {
+            await releaseKey(this.#db, claim, { evenIfCommitted });
+          } catch (error) {
+            if (isDatabaseUnavailable(error)) throw error;
+          }
           this.#pending.delete(id);
         }
         clearInterval(this.#timer);
