@@ -205,13 +205,15 @@ async function openPostgres(databaseUrl: string, options: DatabaseOptions, avail
     db,
     availability,
     async scriptTransaction(work) {
-      return db.transaction().execute((tx) =>
+      return db.transaction().execute(async (tx) => {
+        // A migration (an index on a large table, say) may rightly take longer than DATABASE_STATEMENT_TIMEOUT_MS.
+        await tx.executeQuery(CompiledQuery.raw('set local statement_timeout = 0'));
         // Without parameters pg sends the simple protocol, which runs every statement of a script.
-        work(async (sql, parameters = []) => {
+        return work(async (sql, parameters = []) => {
           const result = await tx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(sql, parameters));
           return [...result.rows];
-        }),
-      );
+        });
+      });
     },
     executor: {
       async executeSql(text, values) {
