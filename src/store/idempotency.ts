@@ -159,15 +159,18 @@ export async function releaseKey(db: Kysely<Schema>, claim: Claim, options: { ev
     .execute();
 }
 
-/** Frees a released key whose committed work was undone (its request failed, never received): a retry runs afresh. */
-export async function dropReleasedKey(db: Kysely<Schema>, key: { platformId: string; key: string; resourceId: string }): Promise<void> {
-  await db
-    .deleteFrom('idempotency_keys')
-    .where('platform_id', '=', key.platformId)
-    .where('key', '=', key.key)
-    .where('resource_id', '=', key.resourceId)
+/** Takes a key released after its first request's 5xx answer for `claim`; false when another retry took it first. */
+export async function takeOverReleasedKey(db: Kysely<Schema>, claim: Claim): Promise<boolean> {
+  const result = await db
+    .updateTable('idempotency_keys')
+    .set({ claim_id: claim.claimId })
+    .where('platform_id', '=', claim.platformId)
+    .where('key', '=', claim.key)
     .where('state', '=', 'running')
-    .execute();
+    .where('claim_id', 'is', null)
+    .where('resource_id', 'is not', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /**

@@ -7,21 +7,21 @@ import type { CommitLink } from '../../services/context.ts';
 import type { CredentialsVault } from '../../services/credentials-vault.ts';
 import type { ServerKey } from '../../services/server-key.ts';
 import { isDatabaseUnavailable, type DatabaseAvailability } from '../../store/availability.ts';
-import { claimKey, completeFromResource, completeKey, dropReleasedKey, linkResource, releaseKey, type Claim } from '../../store/idempotency.ts';
+import { claimKey, completeFromResource, completeKey, linkResource, releaseKey, takeOverReleasedKey, type Claim } from '../../store/idempotency.ts';
 import type { Schema } from '../../store/schema.ts';
 import { PROBLEM_CONTENT_TYPE } from '../problem.ts';
 import { SECRET_FIELD_NAMES } from '../secret-fields.ts';
 
 /**
- * The answer a route rebuilds from what a request's work committed; null while that is not known yet; `run_again`
- * when the work turned out undone (a push the authority never received, failed by the retry's own check). `firstEnded`:
- * the first request answered (a 5xx) and released its key, so nothing of it is still under way.
+ * The answer a route rebuilds from what a request's work committed; null while that is not known yet. `first.ended`:
+ * the first request answered (a 5xx) and released its key, so nothing of it is still under way, and this retry now
+ * holds the key: it may carry the work on (a push is then sent, once; PushService.resume).
  */
 export type ReplayFromResource = (
   platformId: string,
   resourceId: string,
   first: { ended: boolean },
-) => Promise<{ statusCode: number; body: unknown } | null | 'run_again'>;
+) => Promise<{ statusCode: number; body: unknown } | null>;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -149,11 +149,15 @@ export function registerIdempotency(
     }
     if (existing.state === 'done') return replay(reply, existing.statusCode ?? 200, openAnswer(vault, held, existing.responseBody ?? ''));
     const rebuild = request.routeOptions.config.replayFromResource;
-    const rebuilt = existing.resourceId !== null && rebuild ? await rebuild(platformId, existing.resourceId, { ended: existing.released }) : null;
-    if (rebuilt === 'run_again') {
-      // The first request's work was undone: this one runs afresh under the key.
-      await dropReleasedKey(db, { platformId, key, resourceId: existing.resourceId! });
-      return claim(request, reply);
+    // A key released by its first request's 5xx answer is taken by one retry alone, which may carry the work on; it is
+    // released again, or completed, with this retry's answer.
+    const ended = existing.released && (await takeOverReleasedKey(db, held));
+    if (ended) request.idempotencyClaim = held;
+    const rebuilt = existing.resourceId !== null && rebuild ? await rebuild(platformId, existing.resourceId, { ended }) : null;
+    if (rebuilt === null && ended) {
+      // Not to be carried on yet: the key goes back to released, not to a kept 409.
+      request.idempotencyClaim = null;
+      await releases.release(held, { evenIfCommitted: false });
     }
     if (rebuilt === null) {
       throw new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry when it has finished.');

@@ -25,7 +25,7 @@ export function pushIrmRoute(app: Api, deps: Deps): void {
         // A push that may have reached the authority is never sent twice: see PushService.resume.
         replayFromResource: async (platformId, requestId, first) => {
           const ack = await deps.push.resume(platformId, requestId, first);
-          return ack === null || ack === 'run_again' ? ack : { statusCode: 200, body: ack };
+          return ack && { statusCode: 200, body: ack };
         },
       },
     },
