@@ -142,13 +142,15 @@ export class PushService {
     const age = Date.now() - request.created_at.getTime();
     const grace = this.#progress.submitGraceMs;
     const customer = requireStoredCredentials(await requireCustomer(db, platformId, request.platform_customer_id));
-    if (first.ended && age + config.authorityTimeoutMs + SEND_MARGIN_MS < grace) {
+    if (first.ended) {
       const settled = await this.#progress.reconcile(id, customer, { failIfUnknown: false });
       if (settled) return { ...settled.ack, recordResCount: request.record_res_count };
-      const lines = await store.linesOfRequest(db, id);
-      return this.#send(customer, storedRequestOf(request), lines.map((line) => line.payload));
+      if (age + config.authorityTimeoutMs + SEND_MARGIN_MS < grace) {
+        const lines = await store.linesOfRequest(db, id);
+        return this.#send(customer, storedRequestOf(request), lines.map((line) => line.payload));
+      }
     }
-    if (age < grace) return null;
+    if (Date.now() - request.created_at.getTime() < grace) return null;
     const settled = await this.#progress.reconcile(id, customer, { failIfUnknown: true });
     if (settled) return { ...settled.ack, recordResCount: request.record_res_count };
     // Moved by another process meanwhile.
