@@ -7,6 +7,10 @@ export type Config = {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** PostgreSQL's statement_timeout for the service's connections (DATABASE_STATEMENT_TIMEOUT_MS). */
+  databaseStatementTimeoutMs: number;
+  /** How long a start waits for a PostgreSQL that does not answer (DATABASE_WAIT_SECONDS); 0: for ever. */
+  databaseWaitSeconds: number;
   encryptionKey: string | undefined;
   logLevel: string;
   rateLimitPerSecond: number;
@@ -145,6 +149,8 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '127.0.0.1',
     dataDir: path.resolve(env.DATA_DIR || 'data'),
     databaseUrl,
+    databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    databaseWaitSeconds: integer(env, 'DATABASE_WAIT_SECONDS', 0, 0, 31_536_000),
     encryptionKey,
     logLevel,
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000),

@@ -132,6 +132,12 @@ export const ERROR_TABLE = {
     meaning: 'Something failed inside the service; nothing internal is shown.',
     action: 'Retry later (with the same Idempotency-Key for a POST). If it persists, give the operator the `requestId`: it finds the failure in the logs.',
   },
+  database_unavailable: {
+    status: 503,
+    title: 'Database unavailable',
+    meaning: 'The service cannot reach its database just now (a restart, a failover, an outage, or on the embedded database a full disk). Nothing of this request was stored half-way.',
+    action: 'Retry after the seconds the `Retry-After` header gives (with the same Idempotency-Key for a POST: a push that reached the authority is answered with its acknowledgement, never sent twice).',
+  },
   authority_unavailable: {
     status: 502,
     title: 'Authority unavailable',

@@ -6,6 +6,7 @@ import { adminTokenSource } from './services/admin-token.ts';
 import { createPlatform } from './services/platforms.ts';
 import { anyPlatformExists } from './store/platforms.ts';
 import { DataDirLockedError } from './store/data-dir-lock.ts';
+import { DatabaseUnreachableError } from './store/database.ts';
 
 async function main(): Promise<void> {
   const loaded = loadConfig();
@@ -105,7 +106,7 @@ async function serve(config: Config, sandbox: SandboxBeside | undefined): Promis
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof SandboxBesideError) {
+  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof SandboxBesideError || error instanceof DatabaseUnreachableError) {
     process.stderr.write(`ebrc-gateway: ${error.message}\n`);
   } else {
     process.stderr.write(`ebrc-gateway failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

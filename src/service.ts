@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
 import type { Authority } from './authority/authority.ts';
 import { withDeadline } from './authority/deadline.ts';
 import { createAuthorityCallHistogram, withTiming } from './authority/timing.ts';
@@ -6,7 +7,7 @@ import { createDgftAuthority } from './authority/dgft/dgft-authority.ts';
 import { createDgftClient } from './authority/dgft/dgft-client.ts';
 import { createSandboxCredentialIssuer } from './authority/sandbox-issuer.ts';
 import { ConfigError, type Config } from './config.ts';
-import { buildApp } from './http/app.ts';
+import { buildApp, REDACTED_PATHS } from './http/app.ts';
 import type { Api } from './http/deps.ts';
 import { createMetricsRegistry } from './http/plugins/metrics.ts';
 import { createBoss } from './jobs/boss.ts';
@@ -26,6 +27,7 @@ import { RequestProgress } from './services/genebrc/progress.ts';
 import { PushService } from './services/genebrc/push.ts';
 import { IrmPuller } from './services/irms.ts';
 import { EventOutbox } from './services/outbox.ts';
+import { DatabaseAvailability } from './store/availability.ts';
 import { openDatabase, type Database } from './store/database.ts';
 import { releaseAbandonedClaims } from './store/idempotency.ts';
 import { migrate } from './store/migrate.ts';
@@ -58,9 +60,19 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   if (authorityUrl === undefined) {
     throw new ConfigError('AUTHORITY_URL is not set: the service reaches the authority (or the sandbox program) only over its wire protocol');
   }
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let app: Api | undefined;
-  const log = logOf(() => app);
+  // Until the app (and its logger) exists, lines go to a logger of the same settings: the wait for the database.
+  const startLog = options.logger === false ? undefined : typeof options.logger === 'object' ? options.logger : pino({ level: config.logLevel, redact: REDACTED_PATHS });
+  const availability = new DatabaseAvailability();
+  const log = logOf(() => app?.log ?? startLog, availability);
+  availability.useLog(log);
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    wait: { seconds: config.databaseWaitSeconds, onWaiting: (line, attempt) => log.warn({ attempt }, line) },
+    availability,
+  });
   const boss = createBoss(database, log);
   let bossStarted = false;
   try {
@@ -141,13 +153,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     await delivery.start();
     await uploadJobs.start();
     if (config.runPoller) {
-      const appLog = app.log;
       await poller.work(async (id) => {
         try {
           const status = await progress.advance(id);
           return status === 'PENDING' || status === 'SUBMITTING';
         } catch (error) {
-          appLog.warn({ err: error, request: id }, 'could not advance a request; will retry');
+          log.warn({ err: error, request: id }, 'could not advance a request; will retry');
           return true;
         }
       });
@@ -157,7 +168,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       relay.start();
       await delivery.work();
     }
-    const housekeeping = new Housekeeping({ db: database.db, intervalSeconds: config.housekeepingIntervalSeconds, eventRetentionDays: config.eventRetentionDays, log: app.log });
+    const housekeeping = new Housekeeping({ db: database.db, intervalSeconds: config.housekeepingIntervalSeconds, eventRetentionDays: config.eventRetentionDays, log });
     housekeeping.start();
     const started = { app, poller, relay, delivery, housekeeping };
     let closing: Promise<void> | undefined;
@@ -193,11 +204,19 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   }
 }
 
-/** The app's logger once it exists (the poller is made before the app). */
-function logOf(app: () => Api | undefined): FastifyBaseLogger {
+/**
+ * The logger of background work (jobs, relay, deliveries, housekeeping): the app's once it exists. A failure logged
+ * with its `err` that is the database's (an outage) goes through `availability` instead: one line per message per
+ * QUIET_MS, not one a second (contract 17).
+ */
+function logOf(target: () => FastifyBaseLogger | undefined, availability: DatabaseAvailability): FastifyBaseLogger {
   const forward = (level: 'error' | 'warn' | 'info' | 'debug') => (...args: unknown[]) => {
-    const log = app()?.log as unknown as Record<string, (...a: unknown[]) => void> | undefined;
-    log?.[level]?.(...args);
+    const [fields, message] = args;
+    if ((level === 'error' || level === 'warn') && typeof message === 'string' && typeof fields === 'object' && fields !== null && 'err' in fields) {
+      const { err, ...rest } = fields as { err: unknown };
+      if (availability.failed(message, err, { message, fields: rest })) return;
+    }
+    (target() as unknown as Record<string, (...a: unknown[]) => void> | undefined)?.[level]?.(...args);
   };
   return { error: forward('error'), warn: forward('warn'), info: forward('info'), debug: forward('debug') } as unknown as FastifyBaseLogger;
 }

@@ -20,6 +20,8 @@ test('defaults: port 3000 on 127.0.0.1, embedded database in ./data, 50/s with a
   assert.equal(config.authorityMode, 'sandbox');
   assert.equal(config.authorityUrl, undefined, 'no AUTHORITY_URL: npm start starts the sandbox program beside');
   assert.equal(config.sandboxPort, 3100);
+  assert.equal(config.databaseStatementTimeoutMs, 30_000);
+  assert.equal(config.databaseWaitSeconds, 0, 'a start waits for the database for ever by default');
 });
 
 test('empty variables count as unset', () => {
@@ -48,6 +50,8 @@ test('every variable is read', () => {
     HOST: '0.0.0.0',
     DATA_DIR: '/var/lib/ebrc',
     DATABASE_URL: 'postgresql://app@db:5432/ebrc',
+    DATABASE_STATEMENT_TIMEOUT_MS: '5000',
+    DATABASE_WAIT_SECONDS: '60',
     ENCRYPTION_KEY: key,
     LOG_LEVEL: 'debug',
     RATE_LIMIT_PER_SECOND: '5',
@@ -80,6 +84,8 @@ test('every variable is read', () => {
     host: '0.0.0.0',
     dataDir: '/var/lib/ebrc',
     databaseUrl: 'postgresql://app@db:5432/ebrc',
+    databaseStatementTimeoutMs: 5000,
+    databaseWaitSeconds: 60,
     encryptionKey: key,
     logLevel: 'debug',
     rateLimitPerSecond: 5,
@@ -119,6 +125,8 @@ test('every variable is read', () => {
 const BAD_VALUES: Record<string, string[]> = {
   PORT: ['abc', '-1', '65536', '80.5', '3000 '],
   DATABASE_URL: ['mysql://x', 'localhost:5432/ebrc'],
+  DATABASE_STATEMENT_TIMEOUT_MS: ['0', '99', 'long', '3600001'],
+  DATABASE_WAIT_SECONDS: ['-1', 'forever', '1.5'],
   ENCRYPTION_KEY: ['too-short', Buffer.alloc(16).toString('base64')],
   LOG_LEVEL: ['verbose', 'INFO'],
   RATE_LIMIT_PER_SECOND: ['0', 'fast', '1e3'],

@@ -98,6 +98,9 @@ function openPostgres(databaseUrl: string): OpenedDatabase {
         parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
+  // A connection that breaks while checked out emits 'error' on its client, which pg-pool listens to only while idle:
+  // unheard, it would end the program. The query under way fails instead, and the pool discards the client.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it on the next query.
   });

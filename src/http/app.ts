@@ -123,7 +123,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
     reply.header('x-request-id', request.id);
     done();
   });
-  registerErrorHandling(app, ROUTER_OPTIONS);
+  registerErrorHandling(app, ROUTER_OPTIONS, database.availability);
   // After the schemas, before any route (and its Idempotency-Key) stores anything: text that cannot be stored as sent.
   app.addHook('preHandler', (request, _reply, done) => {
     if (!hasUnstorableText(request.params) && !hasUnstorableText(request.query) && !hasUnstorableText(request.body)) return done();
@@ -146,7 +146,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       const scoped = api as unknown as Api;
       registerAuthentication(scoped, authenticator);
       registerRateLimit(scoped, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
-      registerIdempotency(scoped, { db: database.db, key: options.context.serverKey, vault: options.context.vault });
+      registerIdempotency(scoped, { db: database.db, key: options.context.serverKey, vault: options.context.vault, availability: database.availability });
       platformCustomerRoutes(scoped, options);
       irmRefreshRoute(scoped, options);
       pushIrmRoute(scoped, options);

@@ -1,9 +1,13 @@
 import type { IncomingMessage } from 'node:http';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type Config, type HTTPMethod, type HTTPVersion } from 'find-my-way';
 import { AuthorityError } from '../authority/authority.ts';
 import { AppError, authorityProblem } from '../errors.ts';
+import type { DatabaseAvailability } from '../store/availability.ts';
 import { sendProblem } from './problem.ts';
+
+/** How long a client is asked to wait before retrying when the database is unavailable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 
 /** How much of a body above the limit is read and thrown away, at most, before the 413 (see discardBody). */
@@ -36,7 +40,7 @@ function discardBody(body: IncomingMessage, atMost: { bytes: number; ms: number 
  * The one error handler: every failure leaves as a problem document from the one error table. `routerOptions` are
  * the app's own, so that a path is found as the app's router finds it.
  */
-export function registerErrorHandling(app: FastifyInstance, routerOptions: Config<HTTPVersion.V1>): void {
+export function registerErrorHandling(app: FastifyInstance, routerOptions: Config<HTTPVersion.V1>, availability: DatabaseAvailability): void {
   // Every route's methods by path, to tell a path that takes other methods (405) from one that does not exist (404).
   const routes = FindMyWay(routerOptions);
   const methods = new Set<HTTPMethod>();
@@ -84,6 +88,10 @@ export function registerErrorHandling(app: FastifyInstance, routerOptions: Confi
         errors: [{ path: '', code: 'invalid_json', message: 'The body is not valid JSON.' }],
       });
     }
+    // Before the status checks: a driver's error may carry a statusCode of its own.
+    if (availability.failed('api', error, { message: 'the database is unavailable; answered 503', fields: { reqId: request.id } })) {
+      return sendDatabaseUnavailable(request, reply);
+    }
     if (error.statusCode === 404) return sendProblem(request, reply, 'not_found', 'No such resource.');
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       return sendProblem(request, reply, 'validation_failed', 'The request could not be read.');
@@ -103,5 +111,12 @@ export function registerErrorHandling(app: FastifyInstance, routerOptions: Confi
     return sendProblem(request, reply, 'method_not_allowed', `${request.method} is not allowed on ${path}; it takes ${allow}.`, {
       headers: { allow },
     });
+  });
+}
+
+/** 503 database_unavailable with Retry-After: the answer to every request while the database cannot be reached. */
+export function sendDatabaseUnavailable(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendProblem(request, reply, 'database_unavailable', 'The service cannot reach its database just now; nothing of this request was stored. Retry in a few seconds.', {
+    headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
   });
 }

@@ -6,6 +6,7 @@ import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Schema } from './schema.ts';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.ts';
+import { DatabaseAvailability, isDatabaseUnavailable, unavailableReason } from './availability.ts';
 
 const INT8_OID = 20;
 const DATE_OID = 1082;
@@ -33,6 +34,8 @@ export type SqlExecutor = {
 export type Database = {
   kind: 'embedded' | 'postgres';
   db: Kysely<Schema>;
+  /** Whether the database can be reached, and the one logger of its outages (contract 17). */
+  availability: DatabaseAvailability;
   /**
    * Runs `work` in one transaction with a raw runner that also takes multi-statement scripts
    * (when given no parameters). Used by migrations; everything else goes through `db`.
@@ -44,15 +47,37 @@ export type Database = {
 
 export type RawRunner = (sql: string, parameters?: unknown[]) => Promise<Record<string, unknown>[]>;
 
-export type DatabaseOptions = { databaseUrl?: string | undefined; dataDir: string; poolSize?: number };
+export type DatabaseOptions = {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  poolSize?: number;
+  /** PostgreSQL's statement_timeout for every connection (DATABASE_STATEMENT_TIMEOUT_MS). */
+  statementTimeoutMs?: number;
+  /**
+   * Wait for a PostgreSQL that does not answer at open, for `seconds` (DATABASE_WAIT_SECONDS; 0: for ever), with a line
+   * per attempt. Without it (the CLI, tests, benchmarks) an unreachable database fails the open at its first query.
+   */
+  wait?: { seconds: number; onWaiting: (line: string, attempt: number) => void };
+  availability?: DatabaseAvailability;
+};
+
+/** A connection that takes longer than this to open has failed: a request is answered 503 rather than left hanging. */
+export const CONNECT_TIMEOUT_MS = 2_000;
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+/** The wait for the database at start backs off up to one attempt in this long. */
+const MAX_WAIT_INTERVAL_MS = 5_000;
+
+/** The database did not answer within DATABASE_WAIT_SECONDS at start; its message is the one line the process ends with. */
+export class DatabaseUnreachableError extends Error {}
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const availability = options.availability ?? new DatabaseAvailability();
   return options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.poolSize ?? 10)
-    : openEmbedded(options.dataDir);
+    ? openPostgres(options.databaseUrl, options, availability)
+    : openEmbedded(options.dataDir, availability);
 }
 
-async function openEmbedded(dataDir: string): Promise<Database> {
+async function openEmbedded(dataDir: string, availability: DatabaseAvailability): Promise<Database> {
   fs.mkdirSync(dataDir, { recursive: true });
   const lock: DataDirLock = acquireDataDirLock(dataDir);
   let pglite: PGlite;
@@ -72,6 +97,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   return {
     kind: 'embedded',
     db,
+    availability,
     async scriptTransaction(work) {
       // Kysely's PGlite driver speaks the extended protocol (one statement a query); a migration
       // script has many, so it goes through PGlite's own exclusive transaction and exec().
@@ -136,32 +162,58 @@ class PreparingClient extends pg.Client {
   }
 }
 
-async function openPostgres(databaseUrl: string, poolSize: number): Promise<Database> {
+/** Where a database URL points, for log lines: host and port, never the user or password. */
+export function databaseTarget(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  const host = url.hostname || url.searchParams.get('host') || 'localhost';
+  return `${host}:${url.port || '5432'}`;
+}
+
+async function openPostgres(databaseUrl: string, options: DatabaseOptions, availability: DatabaseAvailability): Promise<Database> {
   const pool = new pg.Pool({
     Client: PreparingClient,
     connectionString: databaseUrl,
-    max: poolSize,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+    keepAlive: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
+  // A connection that breaks (a restart, a failover, an administrator's terminate) emits 'error' on its client: pg-pool
+  // listens only while the client is idle, and an 'error' nobody listens to ends the process. This listener stays for
+  // the client's life; the query under way fails with the error, and the pool discards the client when it is released.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    availability.succeeded();
+  });
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it on the next query.
   });
+  try {
+    if (options.wait) await waitForPostgres(pool, databaseTarget(databaseUrl), options.wait);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   let closed = false;
   return {
     kind: 'postgres',
     db,
+    availability,
     async scriptTransaction(work) {
-      return db.transaction().execute((tx) =>
+      return db.transaction().execute(async (tx) => {
+        // A migration (an index on a large table, say) may rightly take longer than DATABASE_STATEMENT_TIMEOUT_MS.
+        await tx.executeQuery(CompiledQuery.raw('set local statement_timeout = 0'));
         // Without parameters pg sends the simple protocol, which runs every statement of a script.
-        work(async (sql, parameters = []) => {
+        return work(async (sql, parameters = []) => {
           const result = await tx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(sql, parameters));
           return [...result.rows];
-        }),
-      );
+        });
+      });
     },
     executor: {
       async executeSql(text, values) {
@@ -174,4 +226,31 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
       await db.destroy();
     },
   };
+}
+
+/**
+ * Waits for a PostgreSQL that does not answer (down, starting, unreachable): one line per attempt, backing off to one
+ * attempt every MAX_WAIT_INTERVAL_MS, for `waitSeconds` (0: for ever). A database that answers with a refusal (a wrong
+ * password, no such database) is not waited for: that error is thrown at once.
+ */
+async function waitForPostgres(pool: pg.Pool, target: string, options: NonNullable<DatabaseOptions['wait']>): Promise<void> {
+  const started = Date.now();
+  const waitMs = options.seconds * 1000;
+  let interval = 250;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await pool.query('select 1');
+      return;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const reason = unavailableReason(error);
+      const waited = Date.now() - started;
+      if (waitMs > 0 && waited >= waitMs) {
+        throw new DatabaseUnreachableError(`the database at ${target} did not answer within DATABASE_WAIT_SECONDS=${options.seconds} (${attempt} attempts): ${reason}`);
+      }
+      options.onWaiting(`waiting for the database at ${target}: ${reason}`, attempt);
+      await new Promise((resolve) => setTimeout(resolve, waitMs > 0 ? Math.min(interval, waitMs - waited) : interval));
+      interval = Math.min(interval * 2, MAX_WAIT_INTERVAL_MS);
+    }
+  }
 }

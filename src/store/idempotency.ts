@@ -8,6 +8,8 @@ export type IdempotencyRecord = {
   responseBody: string | null;
   /** What the first request's work committed, linked in that work's transaction (null: nothing committed yet). */
   resourceId: string | null;
+  /** The first request has ended (it answered 5xx and released the key) with its work committed: a retry may resume it. */
+  released: boolean;
 };
 
 export type Claim = { platformId: string; key: string; claimId: string };
@@ -74,12 +76,19 @@ async function tryClaim(
   if (claimed) return null;
   const row = await db
     .selectFrom('idempotency_keys')
-    .select(['fingerprint', 'state', 'status_code', 'response_body', 'resource_id'])
+    .select(['fingerprint', 'state', 'status_code', 'response_body', 'resource_id', 'claim_id'])
     .where('platform_id', '=', claim.platformId)
     .where('key', '=', claim.key)
     .executeTakeFirst();
   if (row === undefined) return undefined;
-  return { fingerprint: row.fingerprint, state: row.state, statusCode: row.status_code, responseBody: row.response_body, resourceId: row.resource_id };
+  return {
+    fingerprint: row.fingerprint,
+    state: row.state,
+    statusCode: row.status_code,
+    responseBody: row.response_body,
+    resourceId: row.resource_id,
+    released: row.state === 'running' && row.resource_id !== null && row.claim_id === null,
+  };
 }
 
 /**
@@ -127,7 +136,9 @@ export async function completeFromResource(
 
 /**
  * Frees a claim's key after a failure that is not the request's outcome, so that a retry runs again. A key whose
- * work committed stays (a retry answers from what was committed) unless that work was undone (`evenIfCommitted`).
+ * work committed is not freed (a retry answers from what was committed) unless that work was undone
+ * (`evenIfCommitted`): it is marked released instead (no claim holds it), so that a retry knows the first request has
+ * ended and may resume its work without waiting.
  */
 export async function releaseKey(db: Kysely<Schema>, claim: Claim, options: { evenIfCommitted: boolean }): Promise<void> {
   let release = db
@@ -137,6 +148,29 @@ export async function releaseKey(db: Kysely<Schema>, claim: Claim, options: { ev
     .where('claim_id', '=', claim.claimId);
   if (!options.evenIfCommitted) release = release.where('resource_id', 'is', null);
   await release.execute();
+  if (options.evenIfCommitted) return;
+  await db
+    .updateTable('idempotency_keys')
+    .set({ claim_id: null })
+    .where('platform_id', '=', claim.platformId)
+    .where('key', '=', claim.key)
+    .where('claim_id', '=', claim.claimId)
+    .where('state', '=', 'running')
+    .execute();
+}
+
+/** Takes a key released after its first request's 5xx answer for `claim`; false when another retry took it first. */
+export async function takeOverReleasedKey(db: Kysely<Schema>, claim: Claim): Promise<boolean> {
+  const result = await db
+    .updateTable('idempotency_keys')
+    .set({ claim_id: claim.claimId })
+    .where('platform_id', '=', claim.platformId)
+    .where('key', '=', claim.key)
+    .where('state', '=', 'running')
+    .where('claim_id', 'is', null)
+    .where('resource_id', 'is not', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /**

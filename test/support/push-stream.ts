@@ -57,6 +57,8 @@ export type StreamCounts = {
   statusPolls: number;
   statusAnswered: number;
   statusNoAnswer: number;
+  /** 503 database_unavailable answers (with Retry-After): pushes retried later with their key, and status polls. */
+  databaseUnavailable: number;
   serverErrors: number;
 };
 
@@ -85,6 +87,7 @@ export class PushStream {
     statusPolls: 0,
     statusAnswered: 0,
     statusNoAnswer: 0,
+    databaseUnavailable: 0,
     serverErrors: 0,
   };
   readonly #customerId: string;
@@ -152,6 +155,11 @@ export class PushStream {
       this.counts.noAnswer += 1;
       this.#unanswered.push(push);
     }
+    if (response !== undefined && this.#databaseUnavailable(response)) {
+      // The outcome is the database's to tell once it is back: retried with the same key, like a lost answer.
+      this.#unanswered.push(push);
+      response = undefined;
+    }
     if (response?.status === 200 && response.body?.ackStatus === 'Validated') {
       this.#acknowledgedLast = [...this.#acknowledgedLast, { key: push.key, body: push.body, answer: response.text }].slice(-REPLAYED_ACKNOWLEDGEMENTS);
     }
@@ -163,9 +171,15 @@ export class PushStream {
     return true;
   }
 
+  /** Pushes whose answer never came (or was 503 database_unavailable, or 409 while held), to be retried. */
+  get unansweredCount(): number {
+    return this.#unanswered.length;
+  }
+
   /**
    * Retries every push whose answer never came, with its Idempotency-Key and body. A retry is answered from what the
-   * first run committed, or runs afresh when nothing was; one still held by its first run (409) is left alone.
+   * first run committed, or runs afresh when nothing was; one still held by its first run (409), or answered 503
+   * database_unavailable, is kept for the next call.
    */
   async retryUnanswered(client: Requester): Promise<void> {
     const pending = this.#unanswered;
@@ -180,6 +194,11 @@ export class PushStream {
       }
       if (response.status === 409 && response.body?.code === 'idempotency_key_in_use') {
         this.counts.retriesHeld += 1;
+        this.#unanswered.push(push);
+        continue;
+      }
+      if (this.#databaseUnavailable(response)) {
+        this.#unanswered.push(push);
         continue;
       }
       if (response.headers['idempotent-replayed'] === 'true') this.counts.retriesReplayed += 1;
@@ -253,10 +272,21 @@ export class PushStream {
       return;
     }
     if (response.status === 200 && response.body?.requestId === requestId) this.counts.statusAnswered += 1;
+    else if (this.#databaseUnavailable(response)) return;
     else {
       if (response.status >= 500) this.counts.serverErrors += 1;
       this.unexpected.push(`status of ${requestId} answered ${response.status}: ${response.text.slice(0, 500)}`);
     }
+  }
+
+  /** A 503 database_unavailable as the contract has it (problem document, Retry-After: 2), counted; false for any other answer. */
+  #databaseUnavailable(response: TestResponse): boolean {
+    if (response.status !== 503) return false;
+    if (!isProblem(response, 'database_unavailable') || response.headers['retry-after'] !== '2') {
+      this.unexpected.push(`a 503 that is not database_unavailable with Retry-After: 2: ${response.text.slice(0, 300)}`);
+    }
+    this.counts.databaseUnavailable += 1;
+    return true;
   }
 }
 

@@ -7,6 +7,7 @@ import fastifyView from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ConsoleSessions } from '../../services/console-sessions.ts';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../error-handler.ts';
 import type { Api, Deps } from '../deps.ts';
 import { ASSETS } from './assets.ts';
 import { CONSOLE_PAGES } from './pages/index.ts';
@@ -121,6 +122,10 @@ export async function registerConsole(app: Api, deps: Deps): Promise<void> {
           detail: 'The form was sent without its security token, or with one from another visit, so nothing was done. Go back, reload the page and send the form again.',
         },
       }, 403);
+    }
+    if (deps.database.availability.failed('console', error, { message: 'the database is unavailable; the console answered 503', fields: { reqId: request.id } })) {
+      reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+      return render(request, reply, 'unavailable', { title: 'The database is unavailable', reference: request.id }, 503);
     }
     const problem = problemOf(error);
     if (problem !== null) return render(request, reply, 'error', { title: problem.title, problem }, problem.status);

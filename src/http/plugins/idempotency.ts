@@ -6,13 +6,22 @@ import { AppError } from '../../errors.ts';
 import type { CommitLink } from '../../services/context.ts';
 import type { CredentialsVault } from '../../services/credentials-vault.ts';
 import type { ServerKey } from '../../services/server-key.ts';
-import { claimKey, completeFromResource, completeKey, linkResource, releaseKey, type Claim } from '../../store/idempotency.ts';
+import { isDatabaseUnavailable, type DatabaseAvailability } from '../../store/availability.ts';
+import { claimKey, completeFromResource, completeKey, linkResource, releaseKey, takeOverReleasedKey, type Claim } from '../../store/idempotency.ts';
 import type { Schema } from '../../store/schema.ts';
 import { PROBLEM_CONTENT_TYPE } from '../problem.ts';
 import { SECRET_FIELD_NAMES } from '../secret-fields.ts';
 
-/** The answer a route rebuilds from what a request's work committed; null while that is not known yet. */
-export type ReplayFromResource = (platformId: string, resourceId: string) => Promise<{ statusCode: number; body: unknown } | null>;
+/**
+ * The answer a route rebuilds from what a request's work committed; null while that is not known yet. `first.ended`:
+ * the first request answered (a 5xx) and released its key, so nothing of it is still under way, and this retry now
+ * holds the key: it may carry the work on (a push is then sent, once; PushService.resume).
+ */
+export type ReplayFromResource = (
+  platformId: string,
+  resourceId: string,
+  first: { ended: boolean },
+) => Promise<{ statusCode: number; body: unknown } | null>;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,6 +43,9 @@ declare module 'fastify' {
 const MAX_KEY_LENGTH = 255;
 const KEEP_HOURS = 24;
 const ABANDON_AFTER_SECONDS = 120;
+/** Keys a 5xx answer could not release (the database was down) are released again this often until it works. */
+const RELEASE_RETRY_MS = 1_000;
+const MAX_UNRELEASED = 10_000;
 const SECRET_FIELDS: ReadonlySet<string> = new Set(SECRET_FIELD_NAMES);
 
 // Keys sorted at every level: the same JSON with its keys in another order is the same request.
@@ -86,8 +98,13 @@ export function commitLinkOf(request: FastifyRequest): CommitLink | undefined {
  * answered from what was committed (the route's replayFromResource). Server failures (5xx) before anything committed
  * are not kept, so a retry runs again, unless the failure is itself the outcome (a push held for reconciliation).
  */
-export function registerIdempotency(app: FastifyInstance, options: { db: Kysely<Schema>; key: ServerKey; vault: CredentialsVault }): void {
-  const { db, key: serverKey, vault } = options;
+export function registerIdempotency(
+  app: FastifyInstance,
+  options: { db: Kysely<Schema>; key: ServerKey; vault: CredentialsVault; availability: DatabaseAvailability },
+): void {
+  const { db, key: serverKey, vault, availability } = options;
+  const releases = new PendingReleases(db, availability);
+  app.addHook('onClose', async () => releases.close());
   const stored = (request: FastifyRequest, claim: { platformId: string; key: string }, answer: string): string =>
     request.routeOptions.config.answerHoldsSecret ? sealAnswer(vault, claim, answer) : answer;
   app.decorateRequest('idempotencyClaim', null);
@@ -119,6 +136,9 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Kysely<
       body: request.body,
     });
     const held: Claim = { platformId, key, claimId: randomUUID() };
+    // A key this process's 5xx answer could not release while the database was down is released first (still down:
+    // the claim below fails too, and is answered 503).
+    await releases.flush().catch(() => undefined);
     const existing = await claimKey(db, { ...held, fingerprint, keepHours: KEEP_HOURS, abandonAfterSeconds: ABANDON_AFTER_SECONDS });
     if (existing === null) {
       request.idempotencyClaim = held;
@@ -129,7 +149,16 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Kysely<
     }
     if (existing.state === 'done') return replay(reply, existing.statusCode ?? 200, openAnswer(vault, held, existing.responseBody ?? ''));
     const rebuild = request.routeOptions.config.replayFromResource;
-    const rebuilt = existing.resourceId !== null && rebuild ? await rebuild(platformId, existing.resourceId) : null;
+    // A key released by its first request's 5xx answer is taken by one retry alone, which may carry the work on; it is
+    // released again, or completed, with this retry's answer.
+    const ended = existing.released && (await takeOverReleasedKey(db, held));
+    if (ended) request.idempotencyClaim = held;
+    const rebuilt = existing.resourceId !== null && rebuild ? await rebuild(platformId, existing.resourceId, { ended }) : null;
+    if (rebuilt === null && ended) {
+      // Not to be carried on yet: the key goes back to released, not to a kept 409.
+      request.idempotencyClaim = null;
+      await releases.release(held, { evenIfCommitted: false });
+    }
     if (rebuilt === null) {
       throw new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry when it has finished.');
     }
@@ -142,16 +171,80 @@ export function registerIdempotency(app: FastifyInstance, options: { db: Kysely<
     return replay(reply, answer.statusCode, answer.responseBody);
   }
 
+  // Never throws: a failure here would replace the answer with Fastify's own error body. A key left running is answered
+  // from what its work committed, or released by PendingReleases once the database is back.
   async function complete(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
     const held = request.idempotencyClaim;
     if (held === null) return payload;
     request.idempotencyClaim = null;
     if (reply.statusCode >= 500 && request.failureOnRetry !== 'replay') {
-      await releaseKey(db, held, { evenIfCommitted: request.failureOnRetry === 'run_again' });
-    } else {
+      await releases.release(held, { evenIfCommitted: request.failureOnRetry === 'run_again' });
+      return payload;
+    }
+    try {
       await completeKey(db, held, { statusCode: reply.statusCode, responseBody: stored(request, held, String(payload)) });
+    } catch (error) {
+      if (!availability.failed('idempotency', error, { message: 'could not keep the answer of an Idempotency-Key; a retry answers from what was committed' })) {
+        request.log.error({ err: error }, 'could not keep the answer of an Idempotency-Key');
+      }
     }
     return payload;
+  }
+}
+
+/**
+ * The keys whose 5xx answers could not release them (the database was down when the answer was sent), released again
+ * every RELEASE_RETRY_MS and before any claim of this process, so that a retry never waits out a lease after the answer.
+ */
+class PendingReleases {
+  readonly #db: Kysely<Schema>;
+  readonly #availability: DatabaseAvailability;
+  readonly #pending = new Map<string, { claim: Claim; evenIfCommitted: boolean }>();
+  #timer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> | undefined;
+
+  constructor(db: Kysely<Schema>, availability: DatabaseAvailability) {
+    this.#db = db;
+    this.#availability = availability;
+  }
+
+  async release(claim: Claim, options: { evenIfCommitted: boolean }): Promise<void> {
+    try {
+      await releaseKey(this.#db, claim, options);
+    } catch (error) {
+      this.#availability.failed('idempotency', error, { message: 'could not release an Idempotency-Key after a 5xx answer; will try again' });
+      if (this.#pending.size < MAX_UNRELEASED) this.#pending.set(`${claim.platformId}\u0000${claim.key}`, { claim, ...options });
+      this.#timer ??= setInterval(() => void this.flush().catch(() => undefined), RELEASE_RETRY_MS).unref();
+    }
+  }
+
+  /**
+   * Releases the pending keys; throws while the database is still down. A key whose release fails otherwise is given
+   * up (it is freed after its lease, as after a crash) rather than tried for ever.
+   */
+  flush(): Promise<void> {
+    if (this.#pending.size === 0) return Promise.resolve();
+    this.#flushing ??= (async () => {
+      try {
+        for (const [id, { claim, evenIfCommitted }] of this.#pending) {
+          try {
+            await releaseKey(this.#db, claim, { evenIfCommitted });
+          } catch (error) {
+            if (isDatabaseUnavailable(error)) throw error;
+          }
+          this.#pending.delete(id);
+        }
+        clearInterval(this.#timer);
+        this.#timer = undefined;
+      } finally {
+        this.#flushing = undefined;
+      }
+    })();
+    return this.#flushing;
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
   }
 }
 

@@ -11,12 +11,12 @@ import { AppError, authorityProblem } from '../../errors.ts';
 import type { PushBodySchema } from '../../http/schemas.ts';
 import * as irmStore from '../../store/irms.ts';
 import * as store from '../../store/requests.ts';
-import { asCustomer, requireVerified, type CommitLink, type ServiceContext, type VerifiedCustomer } from '../context.ts';
+import { asCustomer, requireStoredCredentials, requireVerified, type CommitLink, type ServiceContext, type VerifiedCustomer } from '../context.ts';
 import { requireCustomer } from '../customers.ts';
 import type { IrmPuller } from '../irms.ts';
 import type { RequestLifecycle, RequestToStore } from './lifecycle.ts';
 import type { RequestProgress } from './progress.ts';
-import type { PushAck } from './views.ts';
+import { storedAcknowledgement, type PushAck } from './views.ts';
 
 export type PushBody = Omit<Static<typeof PushBodySchema>, 'ebrcBulkGenDtos'> & { ebrcBulkGenDtos: RawLine[] };
 
@@ -26,6 +26,23 @@ class LostReservationRace extends Error {
     super(`IRM ${irmNumber} changed while reserving`);
     this.irmNumber = irmNumber;
   }
+}
+
+/** A resumed push is sent only when one authority call fits this far inside the submit grace time. */
+const SEND_MARGIN_MS = 1_000;
+
+/** A stored request as it is sent. */
+function storedRequestOf(row: store.RequestRow): RequestToStore {
+  return {
+    id: row.id,
+    requestId: row.request_id,
+    platformId: row.platform_id,
+    customerId: row.platform_customer_id,
+    iecNumber: row.iec_number,
+    recordResCount: row.record_res_count,
+    uploadType: row.upload_type,
+    declarationFlag: row.declaration_flag,
+  };
 }
 
 /** Request ids are ours: unique, at most 50 characters (ERR07), never reused (ERR09). */
@@ -100,7 +117,44 @@ export class PushService {
       if (!(error instanceof LostReservationRace)) throw error;
       return refused(await this.#raceErrors(customer, lines, error.irmNumber));
     }
-    return this.#send(customer, request, lines);
+    return this.#send(customer, request, lines.map(lineToWire));
+  }
+
+  /**
+   * A retry (same Idempotency-Key) of a push whose first run stored the request (internal id `id`) but gave no answer:
+   * a database fault after the request was stored or sent, or a process that died. The acknowledgement when the
+   * outcome is known; null while it cannot be known yet (the retry is answered 409 idempotency_key_in_use).
+   *
+   * A request still SUBMITTING may have reached the authority, so the authority is asked first, by requestId: when it
+   * has the request, its acknowledgement is the answer. When it has no record:
+   * - the first run is over (`first.ended`: it answered and released the key, which this retry now holds) and there is
+   *   time for one authority call before the poller may reconcile the request (its submit grace time): the stored
+   *   request is sent now, under its own requestId, as the first run would have sent it;
+   * - else, once the grace time has passed, the request is failed as never received (its amounts released), as the
+   *   poller would, and that is the answer: the push did not happen, and a new push takes a new key.
+   * Either way one key leads to at most one request at the authority.
+   */
+  async resume(platformId: string, id: string, first: { ended: boolean }): Promise<PushAck | null> {
+    const { db, config } = this.#context;
+    const request = await store.findRequestById(db, id);
+    if (!request || request.platform_id !== platformId) return null;
+    if (request.status !== 'SUBMITTING') return storedAcknowledgement(db, platformId, id);
+    const age = Date.now() - request.created_at.getTime();
+    const grace = this.#progress.submitGraceMs;
+    const customer = requireStoredCredentials(await requireCustomer(db, platformId, request.platform_customer_id));
+    if (first.ended) {
+      const settled = await this.#progress.reconcile(id, customer, { failIfUnknown: false });
+      if (settled) return { ...settled.ack, recordResCount: request.record_res_count };
+      if (age + config.authorityTimeoutMs + SEND_MARGIN_MS < grace) {
+        const lines = await store.linesOfRequest(db, id);
+        return this.#send(customer, storedRequestOf(request), lines.map((line) => line.payload));
+      }
+    }
+    if (Date.now() - request.created_at.getTime() < grace) return null;
+    const settled = await this.#progress.reconcile(id, customer, { failIfUnknown: true });
+    if (settled) return { ...settled.ack, recordResCount: request.record_res_count };
+    // Moved by another process meanwhile.
+    return storedAcknowledgement(db, platformId, id);
   }
 
   /**
@@ -195,7 +249,7 @@ export class PushService {
       : [{ serialNo: null, field: 'irmNumber', code: 'ERR38', message: `IRM ${irmNumber} was mapped by another request at the same time; refresh IRMs and push again.` }];
   }
 
-  async #send(customer: VerifiedCustomer, request: RequestToStore, lines: readonly Line[]): Promise<PushAck> {
+  async #send(customer: VerifiedCustomer, request: RequestToStore, wireLines: Record<string, unknown>[]): Promise<PushAck> {
     const answered = { requestId: request.requestId, recordResCount: request.recordResCount };
     try {
       const ack = await asCustomer(this.#context, customer, (credentials) =>
@@ -205,7 +259,7 @@ export class PushService {
           recordResCount: request.recordResCount,
           uploadType: request.uploadType,
           decalarationFlag: request.declarationFlag,
-          ebrcBulkGenDtos: lines.map(lineToWire),
+          ebrcBulkGenDtos: wireLines,
         }),
       );
       if (ack.ackStatus === 'Validated' && ack.ackId) {

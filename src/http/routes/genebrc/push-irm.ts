@@ -1,6 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
 import type { RawLine } from '../../../domain/push-line.ts';
-import { storedAcknowledgement } from '../../../services/genebrc/views.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
 import { answer, MORE_EXAMPLES, problems, withExamples, PushAckSchema, PushBodySchema } from '../../schemas.ts';
@@ -23,8 +22,9 @@ export function pushIrmRoute(app: Api, deps: Deps): void {
         response: { 200: answer(PushAckSchema, 'The acknowledgement: Validated (pushed, now pending at the authority) or Failed (with the rules it broke)', MORE_EXAMPLES.push.ack), ...problems(404, 409, 413, 415, 422, 502, 504) },
       },
       config: {
-        replayFromResource: async (platformId, requestId) => {
-          const ack = await storedAcknowledgement(deps.database.db, platformId, requestId);
+        // A push that may have reached the authority is never sent twice: see PushService.resume.
+        replayFromResource: async (platformId, requestId, first) => {
+          const ack = await deps.push.resume(platformId, requestId, first);
           return ack && { statusCode: 200, body: ack };
         },
       },

@@ -1,0 +1,202 @@
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { SandboxProgram } from '../../sandbox/program.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createService, type Service } from '../../src/service.ts';
+import { createPlatform } from '../../src/services/platforms.ts';
+import { backends, injectRequest, scratchDatabase, startTestSandbox, type TestResponse } from '../support/harness.ts';
+import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.ts';
+import { lineFor, pushBody, usableIrms, verifiedCustomer } from '../support/workflow.ts';
+
+/**
+ * Contract 17 as a client sees it, in one process on a PostgreSQL server of the test's own that the test stops: every
+ * answer while the database cannot be reached is 503 database_unavailable with Retry-After (the API, the admin API,
+ * hooks that read the database before any route runs), the console shows a page of its own, /ready is 503 and
+ * /health 200; and a push the authority accepted just before the database went away is answered, on a retry with its
+ * key, with the authority's acknowledgement, never sent twice.
+ */
+
+const ADMIN_TOKEN = randomBytes(32).toString('base64url');
+const unavailable = await privatePostgresUnavailable();
+
+describe('while the database cannot be reached [postgres, a server of the test\'s own]', { skip: unavailable ?? false, concurrency: false }, () => {
+  let server: PrivatePostgres;
+  let sandboxScratch: Awaited<ReturnType<typeof scratchDatabase>>;
+  let sandbox: SandboxProgram;
+  let service: Service;
+  let dataDir: string;
+  let apiKey: string;
+  const pushed = new Map<string, number>();
+  let stopAfterNextPush = false;
+  let stopBeforeNextPush = false;
+
+  async function request(
+    method: string,
+    url: string,
+    options: { body?: unknown; query?: Record<string, string | number>; headers?: Record<string, string> } = {},
+  ): Promise<TestResponse & { ms: number }> {
+    const started = Date.now();
+    const response = await injectRequest(service, method, url, { ...options, key: apiKey });
+    return { ...response, ms: Date.now() - started };
+  }
+  const requester = { request };
+
+  function assertUnavailable(response: TestResponse & { ms: number }, what: string): void {
+    assert.equal(response.status, 503, `${what}: ${response.text}`);
+    assert.match(String(response.headers['content-type']), /^application\/problem\+json/, what);
+    assert.equal(response.body.code, 'database_unavailable', what);
+    assert.equal(response.headers['retry-after'], '2', what);
+    assert.equal(response.body.requestId, response.headers['x-request-id'], what);
+    assert.ok(!/ECONN|57P0|statusCode|127\.0\.0\.1|:\d{4,5}\b|\bat \S+ \(/.test(response.text), `${what}: no driver code, address or stack: ${response.text}`);
+    assert.ok(response.ms < 3_000, `${what}: answered in ${response.ms} ms`);
+  }
+
+  before(async () => {
+    server = await startPrivatePostgres();
+    sandboxScratch = await scratchDatabase(backends().includes('postgres') ? 'postgres' : 'embedded');
+    sandbox = await startTestSandbox(sandboxScratch);
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ebrc-db-unavailable-'));
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      DATABASE_URL: server.url,
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      ADMIN_TOKEN,
+      AUTHORITY_URL: sandbox.url,
+      RUN_POLLER: 'false',
+      LOG_LEVEL: 'silent',
+      // Every request reads its API key from the database.
+      API_KEY_CACHE_SECONDS: '0',
+    });
+    service = await createService({
+      config,
+      logger: false,
+      authority: (adapter) => ({
+        ...adapter,
+        async push(credentials, message, options) {
+          if (stopBeforeNextPush) {
+            stopBeforeNextPush = false;
+            // Stored and reserved, never sent: the database goes as the service reads what it needs to send it.
+            await server.stop('fast');
+            throw Object.assign(new Error('Connection terminated unexpectedly'), { name: 'Error' });
+          }
+          const ack = await adapter.push(credentials, message, options);
+          pushed.set(message.requestId, (pushed.get(message.requestId) ?? 0) + 1);
+          if (stopAfterNextPush) {
+            stopAfterNextPush = false;
+            // Accepted by the authority; the database goes before the service records the acknowledgement.
+            await server.stop('fast');
+          }
+          return ack;
+        },
+      }),
+    });
+    apiKey = (await createPlatform(service.database.db, 'Database faults')).apiKey;
+  });
+
+  after(async () => {
+    try {
+      await service?.close();
+      await sandbox?.close();
+      await sandboxScratch?.drop();
+    } finally {
+      await server?.destroy();
+      if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('every answer is 503 database_unavailable with Retry-After, within 3 s; the console says so; /ready 503, /health 200', async () => {
+    const customerId = await verifiedCustomer(requester, 'down@example.com');
+    await server.stop('fast');
+    try {
+      assertUnavailable(await request('GET', '/api/v1/platform-customers'), 'a read (its API key checked in the database)');
+      assertUnavailable(
+        await request('POST', '/api/v1/platform-customers', { body: { name: 'X', email: 'x@example.com', companyName: 'X' }, headers: { 'idempotency-key': randomUUID() } }),
+        'a keyed create (its Idempotency-Key claimed in the database)',
+      );
+      assertUnavailable(
+        await request('POST', '/api/v1/genebrc/status', { body: { platformCustomerId: customerId, requestId: 'EBRCGW-NONE' } }),
+        'a status call',
+      );
+      const admin = await service.app.inject({ method: 'GET', url: '/admin/v1/platforms', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      assertUnavailable({ status: admin.statusCode, headers: admin.headers, body: JSON.parse(admin.body), text: admin.body, ms: 0 }, 'the admin API');
+
+      const page = await service.app.inject({ method: 'GET', url: '/console/customers', headers: { cookie: `ebrc_console_session=${randomBytes(32).toString('base64url')}` } });
+      assert.equal(page.statusCode, 503, page.body);
+      assert.match(String(page.headers['content-type']), /^text\/html/);
+      assert.equal(page.headers['retry-after'], '2');
+      assert.match(page.body, /The database is unavailable/);
+      assert.doesNotMatch(page.body, /ECONN|127\.0\.0\.1/);
+
+      assert.equal((await request('GET', '/ready')).status, 503);
+      assert.equal((await request('GET', '/health')).status, 200);
+    } finally {
+      await server.start();
+    }
+    const again = await request('GET', '/api/v1/platform-customers');
+    assert.equal(again.status, 200, again.text);
+    assert.equal((await request('GET', '/ready')).status, 200);
+  });
+
+  test('a push the authority accepted just before the database went away: the retry with its key gets the acknowledgement, sent once', async () => {
+    const customerId = await verifiedCustomer(requester, 'accepted@example.com');
+    const [irm] = await usableIrms(requester, customerId, 1);
+    const body = pushBody(customerId, [lineFor(irm, 1, 1)]);
+    const key = randomUUID();
+    stopAfterNextPush = true;
+    const first = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
+    assertUnavailable(first, 'the push whose acknowledgement could not be recorded');
+    await server.start();
+
+    const retry = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
+    assert.equal(retry.status, 200, retry.text);
+    assert.equal(retry.body.ackStatus, 'Validated');
+    assert.ok(retry.body.authorityAckId);
+    assert.equal(pushed.get(retry.body.requestId), 1, 'the authority received the push once');
+    assert.equal([...pushed.values()].reduce((sum, n) => sum + n, 0), 1, 'and no other push');
+
+    // The acknowledgement is kept for the key: a further retry replays it.
+    const replayed = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
+    assert.equal(replayed.status, 200);
+    assert.equal(replayed.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(replayed.body, retry.body);
+    const status = await request('POST', '/api/v1/genebrc/status', { body: { platformCustomerId: customerId, requestId: retry.body.requestId } });
+    assert.equal(status.status, 200, status.text);
+    assert.equal(status.body.authorityAckId, retry.body.authorityAckId);
+  });
+
+  test('a push stored but never sent when the database went away: the retry finds no record at the authority and sends it, once', async () => {
+    const customerId = await verifiedCustomer(requester, 'never-sent@example.com');
+    const [irm] = await usableIrms(requester, customerId, 1);
+    const body = pushBody(customerId, [lineFor(irm, 1, 1)]);
+    const key = randomUUID();
+    const before = new Map(pushed);
+    stopBeforeNextPush = true;
+    const first = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
+    assertUnavailable(first, 'the push that was stored but not sent');
+    await server.start();
+
+    const retries = await Promise.all([1, 2].map(() => request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } })));
+    const answered = retries.find((retry) => retry.status === 200);
+    assert.ok(answered, retries.map((retry) => retry.text).join('\n'));
+    assert.equal(answered.body.ackStatus, 'Validated', answered.text);
+    for (const retry of retries) {
+      // Two retries at once: one carries the push on, the other waits for it (409) or replays its answer.
+      assert.ok(retry.status === 200 ? retry.text === answered.text : retry.body.code === 'idempotency_key_in_use', retry.text);
+    }
+    const sent = [...pushed].filter(([requestId, count]) => (before.get(requestId) ?? 0) !== count);
+    assert.deepEqual(sent, [[answered.body.requestId, 1]], 'one push reached the authority, once');
+    const listed = await request('GET', '/api/v1/genebrc', { query: { platformCustomerId: customerId } });
+    assert.deepEqual(
+      (listed.body as { requestId: string; status: string }[]).map((row) => [row.requestId, row.status]),
+      [[answered.body.requestId, 'PENDING']],
+      'the push is stored once: the request the first run stored, sent by the retry',
+    );
+    const again = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.text, answered.text);
+  });
+});
