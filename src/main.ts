@@ -6,6 +6,7 @@ import { adminTokenSource } from './services/admin-token.ts';
 import { createPlatform } from './services/platforms.ts';
 import { anyPlatformExists } from './store/platforms.ts';
 import { DataDirLockedError } from './store/data-dir-lock.ts';
+import { SchemaMismatchError } from './store/migrate.ts';
 
 async function main(): Promise<void> {
   const loaded = loadConfig();
@@ -92,7 +93,7 @@ async function serve(config: Config, sandbox: SandboxBeside | undefined): Promis
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof SandboxBesideError) {
+  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof SandboxBesideError || error instanceof SchemaMismatchError) {
     process.stderr.write(`ebrc-gateway: ${error.message}\n`);
   } else {
     process.stderr.write(`ebrc-gateway failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -28,7 +28,7 @@ import { IrmPuller } from './services/irms.ts';
 import { EventOutbox } from './services/outbox.ts';
 import { openDatabase, type Database } from './store/database.ts';
 import { releaseAbandonedClaims } from './store/idempotency.ts';
-import { migrate } from './store/migrate.ts';
+import { assertMigrated, migrate } from './store/migrate.ts';
 
 const DEADLINE_BACKSTOP_MARGIN_MS = 250;
 
@@ -64,7 +64,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const boss = createBoss(database, log);
   let bossStarted = false;
   try {
-    await migrate(database);
+    if (config.migrateOnStart) await migrate(database);
+    else await assertMigrated(database);
     // Keys a dead process held with nothing committed: on the embedded database they are free at once, not after a lease.
     if (database.kind === 'embedded') await releaseAbandonedClaims(database.db);
     const adapter = createDgftAuthority(createDgftClient({

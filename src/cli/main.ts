@@ -20,12 +20,13 @@ import {
 import { openDatabase, type Database } from '../store/database.ts';
 import { DataDirLockedError } from '../store/data-dir-lock.ts';
 import { isUuid } from '../store/ids.ts';
-import { migrate } from '../store/migrate.ts';
+import { migrate, SchemaMismatchError } from '../store/migrate.ts';
+import { migrateJobQueue } from '../jobs/boss.ts';
 
 const USAGE = `Usage: npm run cli -- <command> [options] [--json]
 
 Commands:
-  migrate                               apply database migrations
+  migrate                               apply database migrations (also: npm run migrate)
   create-platform --name <name>         create a platform and its first API key (shown once)
   list-platforms                        list platforms, newest first
   issue-key --platform <platformId>     issue another API key for a platform (shown once)
@@ -251,6 +252,7 @@ function databaseOperator(database: Database): Operator {
   return {
     async migrate() {
       const applied = await migrate(database);
+      await migrateJobQueue(database);
       return { text: applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply; the database is up to date.', json: { applied } };
     },
     async createPlatform(name) {
@@ -505,7 +507,7 @@ async function main(): Promise<number> {
     if (error instanceof UsageError) return report(values.json ? error.message : `${error.message}\n\n${USAGE}`, 2);
     if (error instanceof DataDirLockedError && dataDir !== undefined) return report(heldMessage(command, dataDir), 1);
     if (error instanceof AppError) return report(error.message, 1);
-    if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof NotFoundError || error instanceof CommandError) {
+    if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof NotFoundError || error instanceof CommandError || error instanceof SchemaMismatchError) {
       return report(error.message, 1);
     }
     return report(`Failed: ${error instanceof Error ? error.message : String(error)}`, 1);
