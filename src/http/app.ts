@@ -12,6 +12,7 @@ import { SECRET_FIELD_NAMES } from './secret-fields.ts';
 import { sendProblem } from './problem.ts';
 import { registerAdminAuthentication } from './plugins/admin-authentication.ts';
 import { registerAuthentication } from './plugins/authentication.ts';
+import { Drain, registerDrain } from './plugins/drain.ts';
 import { registerIdempotency } from './plugins/idempotency.ts';
 import { createMetricsRegistry, registerMetrics } from './plugins/metrics.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
@@ -45,7 +46,7 @@ export const REDACTED_PATHS = [
   ...SECRET_FIELD_NAMES.map((name) => (/^[A-Za-z_]\w*$/.test(name) ? `*.${name}` : `*["${name}"]`)),
 ];
 
-export type AppOptions = Deps & { logger?: FastifyBaseLogger | boolean; metrics?: Registry };
+export type AppOptions = Deps & { logger?: FastifyBaseLogger | boolean; metrics?: Registry; drain?: Drain };
 
 /** Builds the HTTP app: plugins in a fixed order, then the routes. */
 export async function buildApp(options: AppOptions): Promise<Api> {
@@ -60,6 +61,8 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   const app = Fastify({
     ...logging,
     bodyLimit: BODY_LIMIT,
+    // While closing, new requests are refused by the drain's hook (a problem document), not Fastify's own 503.
+    return503OnClosing: false,
     routerOptions: ROUTER_OPTIONS,
     requestIdHeader: false,
     genReqId: (request) => {
@@ -101,6 +104,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
     reply.header('x-request-id', request.id);
     done();
   });
+  registerDrain(app, options.drain ?? new Drain());
   registerErrorHandling(app, ROUTER_OPTIONS);
   // After the schemas, before any route (and its Idempotency-Key) stores anything: text that cannot be stored as sent.
   app.addHook('preHandler', (request, _reply, done) => {
