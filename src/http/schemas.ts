@@ -93,7 +93,7 @@ function exampleProblemOf(status: number) {
 
 /** The standard error responses of an authenticated operation, plus the ones it names, as problem documents. */
 export function problems(...statuses: number[]) {
-  const all = [...new Set([400, 401, 429, 500, ...statuses])].sort();
+  const all = [...new Set([400, 401, 429, 500, 503, ...statuses])].sort();
   return Object.fromEntries(
     all.map((status) => [
       status,

@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * The database answers
-         * @description Readiness: 200 when the database answers a query, else 503 (take the instance out of rotation). No API key.
+         * @description Readiness: 200 when the database answers a query, else 503 (take the instance out of rotation); 503 too from the moment the process is told to stop (SIGTERM). No API key.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -966,7 +966,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "admin_token_missing" | "admin_token_invalid" | "not_found" | "method_not_allowed" | "customer_email_taken" | "customer_not_verified" | "authority_api_credentials_missing" | "api_key_already_revoked" | "console_user_email_taken" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "authority_timeout";
+            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "admin_token_missing" | "admin_token_invalid" | "not_found" | "method_not_allowed" | "customer_email_taken" | "customer_not_verified" | "authority_api_credentials_missing" | "api_key_already_revoked" | "console_user_email_taken" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "shutting_down" | "authority_timeout";
             requestId: string;
             errors?: {
                 /** @description JSON pointer to the field, e.g. /ebrcBulkGenDtos/3/irmDt */
@@ -1437,6 +1437,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listPlatformCustomers: {
@@ -1549,6 +1568,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -1674,6 +1712,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -1907,6 +1964,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem: `authority_timeout` */
             504: {
                 headers: {
@@ -2101,6 +2177,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -2422,6 +2517,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem: `authority_timeout` */
             504: {
                 headers: {
@@ -2621,6 +2735,25 @@ export interface operations {
                      *       "status": 502,
                      *       "detail": "Authority unavailable.",
                      *       "code": "authority_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -2869,6 +3002,25 @@ export interface operations {
                      *       "status": 502,
                      *       "detail": "Authority unavailable.",
                      *       "code": "authority_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -3199,6 +3351,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem: `authority_timeout` */
             504: {
                 headers: {
@@ -3418,6 +3589,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listGenebrcRequests: {
@@ -3605,6 +3795,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listUploads: {
@@ -3717,6 +3926,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -3927,6 +4155,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getUpload: {
@@ -4046,6 +4293,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -4261,6 +4527,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem: `authority_timeout` */
             504: {
                 headers: {
@@ -4465,6 +4750,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem: `authority_timeout` */
             504: {
                 headers: {
@@ -4594,6 +4898,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -4818,6 +5141,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getWebhookEndpoint: {
@@ -4943,6 +5285,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     deleteWebhookEndpoint: {
@@ -5060,6 +5421,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -5250,6 +5630,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -5468,6 +5867,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     testWebhookEndpoint: {
@@ -5674,6 +6092,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listWebhookDeliveries: {
@@ -5831,6 +6268,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -6070,6 +6526,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listEvents: {
@@ -6219,6 +6694,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getEvent: {
@@ -6338,6 +6832,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
