@@ -1226,7 +1226,7 @@ export const ConsoleUserParams = Type.Object({ id: Type.String({ minLength: 1, m
  * example can be answered by its namesake (test/http/openapi-examples.test.ts).
  */
 export function adminProblems(statuses: number[] = [], named: Record<number, Examples> = {}) {
-  const all = [...new Set([400, 401, 404, 500, ...statuses])].sort();
+  const all = [...new Set([400, 401, 404, 500, 503, ...statuses])].sort();
   const standard: Record<number, ReturnType<typeof problemExample>> = {
     401: problemExample('admin_token_missing', 'Send the admin token as Authorization: Bearer <token>.'),
     404: problemExample('not_found', `Platform ${EXAMPLE_PLATFORM_ID} was not found.`),

@@ -5,6 +5,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Schema } from './schema.ts';
+import { dumpEmbedded } from './embedded-backup.ts';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.ts';
 
 const INT8_OID = 20;
@@ -39,6 +40,8 @@ export type Database = {
    */
   scriptTransaction<T>(work: (run: RawRunner) => Promise<T>): Promise<T>;
   executor: SqlExecutor;
+  /** The embedded database only: a consistent copy while it serves (src/store/embedded-backup.ts). */
+  backup?(): Promise<Blob>;
   close(): Promise<void>;
 };
 
@@ -83,6 +86,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
         }),
       );
     },
+    backup: () => dumpEmbedded(pglite),
     executor: {
       async executeSql(text, values) {
         if (values === undefined || values.length === 0) {

@@ -677,6 +677,26 @@ export interface paths {
         patch: operations["updateConsoleUser"];
         trace?: never;
     };
+    "/admin/v1/backup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A consistent copy of the embedded database
+         * @description The embedded database as a gzip'ed tar of its data folder, copied between transactions while the service serves (requests wait for the copy: about a second per 100 MB). It holds everything but the encryption key (DATA_DIR/encryption.key or ENCRYPTION_KEY), which a restore needs beside it. `npm run cli -- backup <file>` calls this while the service runs. On PostgreSQL there is nothing to copy here: 404; use pg_dump.
+         */
+        post: operations["backupEmbeddedDatabase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "genebrc.request.acknowledged": {
@@ -6979,6 +6999,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     createPlatform: {
@@ -7138,6 +7177,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getPlatform: {
@@ -7244,6 +7302,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -7382,6 +7459,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -7546,6 +7642,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getApiKey: {
@@ -7665,6 +7780,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -7848,6 +7982,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     listConsoleUsers: {
@@ -7975,6 +8128,25 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -8143,6 +8315,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     updateConsoleUser: {
@@ -8302,6 +8493,147 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Something went wrong on our side; the request id identifies it for support.",
                      *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    backupEmbeddedDatabase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backup (restore it with `npm run cli -- restore <file>`, the service stopped) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/shutting_down",
+                     *       "title": "Shutting down",
+                     *       "status": 503,
+                     *       "detail": "Shutting down.",
+                     *       "code": "shutting_down",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
