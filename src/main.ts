@@ -1,3 +1,5 @@
+// First: with OTEL_EXPORTER_OTLP_ENDPOINT set, tracing must be in place before node:http, Fastify and pg are loaded.
+import { flushTracing } from './telemetry/tracing.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { SandboxBesideError, sandboxBeside, type SandboxBeside } from './sandbox-beside.ts';
 import { createService } from './service.ts';
@@ -55,7 +57,7 @@ async function serve(config: Config, sandbox: SandboxBeside | undefined): Promis
     log.info({ signal }, 'shutting down');
     // From now on the CLI opens the database itself once it is free, rather than calling this service.
     if (serviceFileWritten) removeServiceFile(config.dataDir);
-    service.close().then(
+    service.close().then(flushTracing).then(
       () => process.exit(0),
       (error: unknown) => {
         log.error({ err: error }, 'shutdown failed');
