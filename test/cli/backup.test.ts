@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -7,6 +6,7 @@ import pg from 'pg';
 import { openDatabase } from '../../src/store/database.ts';
 import { gatewayApiKey, gatewayEnv, httpClient, ROOT, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
 import { backends, postgresUrl, scratchDatabase, startTestSandbox, type Backend } from '../support/harness.ts';
+import { runProgram } from '../support/run.ts';
 import { cents, firstRefresh, lineFor, pushBody, sleep, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
 
 /**
@@ -16,21 +16,7 @@ import { cents, firstRefresh, lineFor, pushBody, sleep, usableIrms, verifiedCust
  * and a service started on it answers every read taken before the backup exactly as before.
  */
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
-function run(command: string, args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-const cli = (env: Record<string, string>, ...args: string[]) => run(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), ...args], env);
+const cli = (env: Record<string, string>, ...args: string[]) => runProgram(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), ...args], env);
 
 type Client = ReturnType<typeof httpClient>;
 
@@ -127,7 +113,7 @@ async function backupAndRestore(backend: Backend, t: { diagnostic(message: strin
       assert.match(held.stderr, /Cannot run "restore": the embedded database .* is held by the running service/);
     } else {
       // The README's command, as pasted there.
-      const dump = await run('pg_dump', ['--format=custom', `--file=${backupFile}`, scratch.databaseUrl!], {});
+      const dump = await runProgram('pg_dump', ['--format=custom', `--file=${backupFile}`, scratch.databaseUrl!], {});
       assert.equal(dump.code, 0, dump.stderr);
       const refused = await cli({ DATA_DIR: scratch.dataDir, DATABASE_URL: scratch.databaseUrl! }, 'backup', `${backupFile}.cli`);
       assert.equal(refused.code, 1);
@@ -157,7 +143,7 @@ async function backupAndRestore(backend: Backend, t: { diagnostic(message: strin
       const url = new URL(scratch.databaseUrl!);
       url.pathname = `/${name}`;
       restoredUrl = url.toString();
-      const restore = await run('pg_restore', ['--no-owner', '--exit-on-error', `--dbname=${restoredUrl}`, backupFile], {});
+      const restore = await runProgram('pg_restore', ['--no-owner', '--exit-on-error', `--dbname=${restoredUrl}`, backupFile], {});
       assert.equal(restore.code, 0, restore.stderr);
       restoredEnv = { ...env, DATA_DIR: restoredDir, DATABASE_URL: restoredUrl };
     }

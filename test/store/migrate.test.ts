@@ -1,26 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase } from '../../src/store/database.ts';
 import { readMigrations } from '../../src/store/migrate.ts';
 import { gatewayEnv, NO_AUTHORITY, ROOT, startGateway, stopGateway, waitUntilReady } from '../support/gateway.ts';
 import { backends, scratchDatabase } from '../support/harness.ts';
+import { runProgram, type Run } from '../support/run.ts';
 
 /** Migrations as their own step (`npm run migrate`, MIGRATE_ON_START=false) and a database newer than the code. */
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
 function cli(env: Record<string, string>, ...args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProgram(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), ...args], env);
 }
 
 /** The service started to its end: its exit code and what it wrote to stderr. */
