@@ -8535,6 +8535,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example (a gzip'ed tar of the data folder, a few MB for a small database) */
                     "application/gzip": string;
                 };
             };

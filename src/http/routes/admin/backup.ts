@@ -21,7 +21,7 @@ export function backupRoute(app: Api, deps: Deps): void {
         response: {
           200: {
             description: 'The backup (restore it with `npm run cli -- restore <file>`, the service stopped)',
-            content: { [EMBEDDED_BACKUP_TYPE]: { schema: { type: 'string', format: 'binary' } } },
+            content: { [EMBEDDED_BACKUP_TYPE]: { schema: { type: 'string', format: 'binary' }, example: "(a gzip'ed tar of the data folder, a few MB for a small database)" } },
           } as never,
           ...adminProblems(),
         },
