@@ -54,6 +54,10 @@ export type Config = {
    * makes a token once in a file of DATA_DIR (src/services/admin-token.ts).
    */
   adminToken: string | undefined;
+  /** Whether a start applies the database migrations (MIGRATE_ON_START); false: it refuses a database that lacks one. */
+  migrateOnStart: boolean;
+  /** How long a SIGTERM waits for the requests and jobs in flight before it ends them (SHUTDOWN_TIMEOUT_SECONDS). */
+  shutdownTimeoutSeconds: number;
 };
 
 export const AUTHORITY_MODES = ['sandbox', 'dgft'] as const;
@@ -177,5 +181,7 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 30, 3_650),
     consoleSessionHours: integer(env, 'CONSOLE_SESSION_HOURS', 12, 1, 720),
     adminToken,
+    migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
+    shutdownTimeoutSeconds: integer(env, 'SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3_600),
   };
 }

@@ -156,6 +156,12 @@ export const ERROR_TABLE = {
     meaning: 'The authority answered 403: this service\'s outgoing address is not on its whitelist.',
     action: 'The operator must have the address (AUTHORITY_EGRESS_IP, named in `detail` when set) whitelisted at the authority; then retry.',
   },
+  shutting_down: {
+    status: 503,
+    title: 'Shutting down',
+    meaning: 'The process that received the request is stopping (a deploy or a restart): it finishes the requests it had already taken and takes no new one. Nothing of this request was done.',
+    action: 'Retry after the seconds the `Retry-After` header gives (with the same Idempotency-Key for a POST): another process, or this one once restarted, answers.',
+  },
   authority_timeout: {
     status: 504,
     title: 'Authority timed out',

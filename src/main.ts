@@ -1,3 +1,5 @@
+// First: with OTEL_EXPORTER_OTLP_ENDPOINT set, tracing must be in place before node:http, Fastify and pg are loaded.
+import { flushTracing } from './telemetry/tracing.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { SandboxBesideError, sandboxBeside, stopSandbox, type SandboxBeside } from './sandbox-beside.ts';
 import { createService } from './service.ts';
@@ -7,6 +9,7 @@ import { createPlatform } from './services/platforms.ts';
 import { anyPlatformExists } from './store/platforms.ts';
 import { DataDirLockedError } from './store/data-dir-lock.ts';
 import { DatabaseUnreachableError } from './store/database.ts';
+import { SchemaMismatchError } from './store/migrate.ts';
 
 async function main(): Promise<void> {
   const loaded = loadConfig();
@@ -68,6 +71,7 @@ async function serve(config: Config, sandbox: SandboxBeside | undefined): Promis
           else log.warn({ sandbox: { pid: sandbox.pid } }, `the sandbox authority (pid ${sandbox.pid}) did not stop within 15 s of its SIGTERM`);
         }
       })
+      .then(flushTracing)
       .then(
         () => process.exit(0),
         (error: unknown) => {
@@ -106,7 +110,7 @@ async function serve(config: Config, sandbox: SandboxBeside | undefined): Promis
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof SandboxBesideError || error instanceof DatabaseUnreachableError) {
+  if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof SandboxBesideError || error instanceof DatabaseUnreachableError || error instanceof SchemaMismatchError) {
     process.stderr.write(`ebrc-gateway: ${error.message}\n`);
   } else {
     process.stderr.write(`ebrc-gateway failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

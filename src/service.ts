@@ -9,6 +9,7 @@ import { createSandboxCredentialIssuer } from './authority/sandbox-issuer.ts';
 import { ConfigError, type Config } from './config.ts';
 import { buildApp, REDACTED_PATHS } from './http/app.ts';
 import type { Api } from './http/deps.ts';
+import { Drain } from './http/plugins/drain.ts';
 import { createMetricsRegistry } from './http/plugins/metrics.ts';
 import { createBoss } from './jobs/boss.ts';
 import { EventRelay } from './jobs/event-relay.ts';
@@ -30,7 +31,7 @@ import { EventOutbox } from './services/outbox.ts';
 import { DatabaseAvailability } from './store/availability.ts';
 import { openDatabase, type Database } from './store/database.ts';
 import { releaseAbandonedClaims } from './store/idempotency.ts';
-import { migrate } from './store/migrate.ts';
+import { assertMigrated, migrate } from './store/migrate.ts';
 
 const DEADLINE_BACKSTOP_MARGIN_MS = 250;
 
@@ -42,7 +43,11 @@ export type Service = {
   relay: EventRelay;
   delivery: WebhookDelivery;
   housekeeping: Housekeeping;
-  /** Stops taking requests, finishes those in flight, stops background work, closes the database. */
+  /**
+   * A clean stop, bounded by SHUTDOWN_TIMEOUT_SECONDS: readiness 503 and new requests refused (503 `shutting_down`),
+   * the requests in flight finished, the listener closed, the background work stopped (the jobs under way finished),
+   * the database closed. What the deadline cuts off is picked up again at the next start, as after a kill.
+   */
   close(): Promise<void>;
 };
 
@@ -76,7 +81,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const boss = createBoss(database, log);
   let bossStarted = false;
   try {
-    await migrate(database);
+    if (config.migrateOnStart) await migrate(database);
+    else await assertMigrated(database);
     // Keys a dead process held with nothing committed: on the embedded database they are free at once, not after a lease.
     if (database.kind === 'embedded') await releaseAbandonedClaims(database.db);
     const adapter = createDgftAuthority(createDgftClient({
@@ -133,6 +139,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const push = new PushService(context, irmPuller, lifecycle, progress);
     const uploadJobs = new BulkUploadJobs({ boss, database, log });
     const uploads = new BulkUploads(context, push, uploadJobs);
+    const drain = new Drain();
     app = await buildApp({
       config,
       database,
@@ -145,6 +152,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       deliveries: delivery,
       uploads,
       metrics,
+      drain,
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
     await boss.start();
@@ -182,13 +190,19 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       housekeeping,
       close() {
         closing ??= (async () => {
+          const deadline = Date.now() + config.shutdownTimeoutSeconds * 1000;
           try {
+            drain.begin();
+            if (!(await drain.settled(deadline))) {
+              started.app.log.warn({ requests: drain.inFlight }, 'shutdown: SHUTDOWN_TIMEOUT_SECONDS passed with requests in flight; cutting them off');
+              started.app.server.closeAllConnections();
+            }
             await started.app.close();
             started.poller.stop();
-            await started.relay.stop();
-            await started.delivery.stop();
-            await started.housekeeping.stop();
-            await boss.stop({ graceful: true, timeout: 10_000 });
+            const stopped = await within(deadline, Promise.all([started.relay.stop(), started.delivery.stop(), started.housekeeping.stop()]));
+            if (!stopped) started.app.log.warn('shutdown: SHUTDOWN_TIMEOUT_SECONDS passed with webhook deliveries in flight; they are sent again after the restart');
+            // The jobs under way (polls, uploads) finish within what is left of the deadline; pg-boss takes at least 1 s.
+            await boss.stop({ graceful: true, timeout: deadline - Date.now() });
           } finally {
             await database.close();
           }
@@ -201,6 +215,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     await app?.close().catch(() => undefined);
     await database.close();
     throw error;
+  }
+}
+
+/** Waits for `work` until `deadline` (a time in ms): whether it finished in time. */
+async function within(deadline: number, work: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()))));
+  try {
+    return await Promise.race([work.then(() => true), expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

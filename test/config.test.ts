@@ -78,6 +78,8 @@ test('every variable is read', () => {
     EVENT_RETENTION_DAYS: '90',
     ADMIN_TOKEN: 'adm_0123456789abcdefghijklmnopqrstuv',
     CONSOLE_SESSION_HOURS: '8',
+    MIGRATE_ON_START: 'false',
+    SHUTDOWN_TIMEOUT_SECONDS: '50',
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -112,6 +114,8 @@ test('every variable is read', () => {
     eventRetentionDays: 90,
     consoleSessionHours: 8,
     adminToken: 'adm_0123456789abcdefghijklmnopqrstuv',
+    migrateOnStart: false,
+    shutdownTimeoutSeconds: 50,
   });
   assert.deepEqual(loadConfig({}).webhookRetrySchedule, [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000], "the contract's schedule by default");
   assert.equal(loadConfig({ DATA_DIR: 'relative/folder' }).dataDir, path.resolve('relative/folder'));
@@ -184,6 +188,8 @@ test('AUTHORITY_MODE=dgft without AUTHORITY_URL stops the start with a message n
 
 test('the message of a bad number quotes the value and the allowed range', () => {
   assert.throws(() => loadConfig({ RATE_LIMIT_BURST: '-1' }), /RATE_LIMIT_BURST must be a whole number from 1 to [\d_,]+, got "-1"/);
+  assert.throws(() => loadConfig({ SHUTDOWN_TIMEOUT_SECONDS: '0' }), /SHUTDOWN_TIMEOUT_SECONDS must be a whole number from 1 to 3600, got "0"/);
+  assert.throws(() => loadConfig({ MIGRATE_ON_START: 'no' }), /MIGRATE_ON_START must be true or false, got "no"/);
 });
 
 test('the message of a bad DATABASE_URL does not repeat it (it may hold a password)', () => {

@@ -1,4 +1,5 @@
 import { Histogram, type Registry } from 'prom-client';
+import { inSpan, type SpanAttributes } from '../telemetry/spans.ts';
 import type { Authority } from './authority.ts';
 
 type Operation = keyof Authority;
@@ -16,26 +17,28 @@ export function createAuthorityCallHistogram(registry: Registry): Histogram<'ope
 
 /**
  * Times every call of `authority` into `histogram`: the authority's share of a request's time (a push's answer waits
- * for its acknowledgement) is told apart from the service's own.
+ * for its acknowledgement) is told apart from the service's own. With tracing on, each call is a span too
+ * (`authority <operation>`, with the GenEBRC requestId where the call has one).
  */
 export function withTiming(authority: Authority, histogram: Histogram<'operation' | 'outcome'>): Authority {
-  const timed = <A extends unknown[], T>(operation: Operation, call: (...args: A) => Promise<T>) =>
-    async (...args: A): Promise<T> => {
-      const end = histogram.startTimer({ operation });
-      try {
-        const result = await call(...args);
-        end({ outcome: 'ok' });
-        return result;
-      } catch (error) {
-        end({ outcome: 'error' });
-        throw error;
-      }
-    };
+  const timed = <A extends unknown[], T>(operation: Operation, call: (...args: A) => Promise<T>, attributes: (...args: A) => SpanAttributes = () => ({})) =>
+    (...args: A): Promise<T> =>
+      inSpan(`authority ${operation}`, { 'authority.operation': operation, ...attributes(...args) }, async () => {
+        const end = histogram.startTimer({ operation });
+        try {
+          const result = await call(...args);
+          end({ outcome: 'ok' });
+          return result;
+        } catch (error) {
+          end({ outcome: 'error' });
+          throw error;
+        }
+      });
   return {
     checkCredentials: timed('checkCredentials', (credentials, options) => authority.checkCredentials(credentials, options)),
     fetchIrms: timed('fetchIrms', (credentials, query, options) => authority.fetchIrms(credentials, query, options)),
-    push: timed('push', (credentials, message, options) => authority.push(credentials, message, options)),
-    getStatus: timed('getStatus', (credentials, requestId, options) => authority.getStatus(credentials, requestId, options)),
+    push: timed('push', (credentials, message, options) => authority.push(credentials, message, options), (_credentials, message) => ({ 'ebrc.genebrc_request_id': message.requestId })),
+    getStatus: timed('getStatus', (credentials, requestId, options) => authority.getStatus(credentials, requestId, options), (_credentials, requestId) => ({ 'ebrc.genebrc_request_id': requestId })),
     fetchEbrcs: timed('fetchEbrcs', (credentials, query, options) => authority.fetchEbrcs(credentials, query, options)),
   };
 }

@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
@@ -20,12 +22,14 @@ import {
 import { openDatabase, type Database } from '../store/database.ts';
 import { DataDirLockedError } from '../store/data-dir-lock.ts';
 import { isUuid } from '../store/ids.ts';
-import { migrate } from '../store/migrate.ts';
+import { migrate, SchemaMismatchError } from '../store/migrate.ts';
+import { migrateJobQueue } from '../jobs/boss.ts';
+import { restoreEmbedded, RestoreError } from '../store/embedded-backup.ts';
 
 const USAGE = `Usage: npm run cli -- <command> [options] [--json]
 
 Commands:
-  migrate                               apply database migrations
+  migrate                               apply database migrations (also: npm run migrate)
   create-platform --name <name>         create a platform and its first API key (shown once)
   list-platforms                        list platforms, newest first
   issue-key --platform <platformId>     issue another API key for a platform (shown once)
@@ -37,6 +41,10 @@ Commands:
   list-users --platform <platformId>    list a platform's console users
   disable-user --user <userId>          disable a console user (its console sessions end at once)
   enable-user --user <userId>           enable a disabled console user again
+  backup <file>                         copy the embedded database to a new file, consistent even while the service
+                                        runs (through its admin API then); on PostgreSQL use pg_dump (README, "Backups")
+  restore <file>                        replace the embedded database by a backup, the service stopped (the replaced
+                                        database is kept beside it, renamed); on PostgreSQL use pg_restore
 
 Uses DATABASE_URL when set, else the embedded database in DATA_DIR. While the service runs on the embedded
 database (which one process at a time may open), every command goes through its admin API instead, with the
@@ -137,7 +145,7 @@ function requiredId(value: string | undefined, flag: string): string {
 }
 
 type Values = { name?: string; platform?: string; key?: string; user?: string; email?: string; 'password-stdin'?: boolean };
-type Args = { name: string; platformId: string; keyId: string; userId: string; email: string; password: string };
+type Args = { name: string; platformId: string; keyId: string; userId: string; email: string; password: string; file: string };
 
 /** Reads the password: all of stdin (one final newline dropped), or typed at a prompt that does not echo it. */
 async function readPassword(fromStdin: boolean): Promise<string> {
@@ -185,9 +193,15 @@ function prompt(question: string): Promise<string> {
  * Checks the command and its options before anything is opened, so that a usage mistake is reported
  * as one (exit 2) even while the service holds the embedded database.
  */
-async function checkUsage(command: string, values: Values): Promise<Args> {
-  const args: Args = { name: '', platformId: '', keyId: '', userId: '', email: '', password: '' };
+async function checkUsage(command: string, values: Values, positionals: string[]): Promise<Args> {
+  const args: Args = { name: '', platformId: '', keyId: '', userId: '', email: '', password: '', file: '' };
   switch (command) {
+    case 'backup':
+    case 'restore':
+      args.file = path.resolve(required(positionals[1], `${command} <file>: the file`));
+      if (command === 'backup' && fs.existsSync(args.file)) throw new UsageError(`${args.file} already exists: give the name of a new file`);
+      if (command === 'restore' && !fs.statSync(args.file, { throwIfNoEntry: false })?.isFile()) throw new UsageError(`${args.file} is not a file`);
+      return args;
     case 'migrate':
     case 'list-platforms':
       return args;
@@ -239,6 +253,8 @@ type Operator = {
   createUser(platformId: string, email: string, password: string): Promise<ConsoleUser>;
   listUsers(platformId: string, page: number): Promise<Page<ConsoleUser>>;
   setUserDisabled(userId: string, disabled: boolean): Promise<ConsoleUser>;
+  /** Writes a consistent copy of the embedded database to `file`; its size in bytes. */
+  backup(file: string): Promise<number>;
 };
 
 type Page<T> = { items: T[]; meta: { totalPages: number } };
@@ -269,6 +285,7 @@ function databaseOperator(database: Database): Operator {
   return {
     async migrate() {
       const applied = await migrate(database);
+      await migrateJobQueue(database);
       return { text: applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply; the database is up to date.', json: { applied } };
     },
     async createPlatform(name) {
@@ -291,7 +308,27 @@ function databaseOperator(database: Database): Operator {
     createUser: (platformId, email, password) => notFoundAs(`No platform ${platformId}`, () => createConsoleUser(db, platformId, { email, password })),
     listUsers: (platformId, page) => notFoundAs(`No platform ${platformId}`, () => listConsoleUsers(db, platformId, { page, ...PAGE })),
     setUserDisabled: (userId, disabled) => notFoundAs(`No console user ${userId}`, () => setConsoleUserDisabled(db, userId, disabled)),
+    async backup(file) {
+      if (database.backup === undefined) throw new CommandError(POSTGRES_BACKUP);
+      return writeBackup(file, (await database.backup()).stream());
+    },
   };
+}
+
+const POSTGRES_BACKUP =
+  'DATABASE_URL is set: back up PostgreSQL with pg_dump (pg_dump --format=custom --file <file> "$DATABASE_URL") and restore with pg_restore; README, "Backups".';
+
+/** Writes the backup to a new file (readable by its owner only: it holds the sealed credentials), whole or not at all. */
+async function writeBackup(file: string, content: ReadableStream<Uint8Array>): Promise<number> {
+  const partial = `${file}.partial`;
+  try {
+    await pipeline(Readable.fromWeb(content as never), fs.createWriteStream(partial, { flags: 'wx', mode: 0o600 }));
+    fs.renameSync(partial, file);
+  } catch (error) {
+    fs.rmSync(partial, { force: true });
+    throw error;
+  }
+  return fs.statSync(file).size;
 }
 
 type Answer = { status: number; body: any };
@@ -356,6 +393,26 @@ function adminApiOperator(running: ServiceFile, token: string): Operator {
     createUser: async (platformId, email, password) => expect(await call('POST', `/platforms/${platformId}/users`, { email, password }), 201, `No platform ${platformId}`),
     listUsers: async (platformId, page) => expect(await call('GET', `/platforms/${platformId}/users${query(page)}`), 200, `No platform ${platformId}`),
     setUserDisabled: async (userId, disabled) => expect(await call('PATCH', `/users/${userId}`, { disabled }), 200, `No console user ${userId}`),
+    async backup(file) {
+      let response: Response;
+      try {
+        // No time limit: a large database takes a while to copy and send.
+        response = await fetch(`${running.url}/admin/v1/backup`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+      } catch (error) {
+        throw new CommandError(`Could not reach ${where}: ${(error as Error).message}. Is the service still running?`);
+      }
+      if (response.status !== 200 || response.body === null) {
+        const text = await response.text();
+        let detail: string | undefined;
+        try {
+          detail = JSON.parse(text).detail;
+        } catch {
+          detail = undefined;
+        }
+        throw new CommandError(typeof detail === 'string' ? detail : `${where} answered ${response.status}`);
+      }
+      return writeBackup(file, response.body);
+    },
   };
 }
 
@@ -464,9 +521,31 @@ async function run(command: string, args: Args, operator: Operator): Promise<Out
         json: { user },
       };
     }
+    case 'backup': {
+      const bytes = await operator.backup(args.file);
+      return {
+        text:
+          `Backed up the embedded database to ${args.file} (${bytes} bytes).\n` +
+          'It holds everything but the encryption key: keep DATA_DIR/encryption.key (or ENCRYPTION_KEY) safe apart from it; a restore needs the same key.',
+        json: { file: args.file, bytes },
+      };
+    }
     default:
       throw new UsageError(`Unknown command "${command}"`);
   }
+}
+
+/** `restore`: on the data folder itself, which the service must not hold. */
+async function restore(config: Config, file: string): Promise<Output> {
+  if (config.databaseUrl) throw new CommandError(POSTGRES_BACKUP);
+  const { replaced, migrations } = await restoreEmbedded(config.dataDir, file);
+  return {
+    text:
+      `Restored ${file} into ${config.dataDir} (${migrations} migrations applied in it).` +
+      (replaced ? `\nThe database it replaced is kept in ${replaced}; remove it once the service runs as expected.` : '') +
+      '\nStart the service: it applies any newer migrations, and refuses to start if the encryption key is not the one the backup was written with.',
+    json: { file, dataDir: config.dataDir, replaced: replaced ?? null },
+  };
 }
 
 async function main(): Promise<number> {
@@ -504,9 +583,17 @@ async function main(): Promise<number> {
   let database: Database | undefined;
   let dataDir: string | undefined;
   try {
-    const args = await checkUsage(command, values);
+    const args = await checkUsage(command, values, positionals);
     const config = loadConfig();
     dataDir = config.dataDir;
+    if (command === 'restore') {
+      const output = await restore(config, args.file);
+      process.stdout.write(values.json ? `${JSON.stringify(output.json)}\n` : `${output.text}\n`);
+      return 0;
+    }
+    if (command === 'backup' && !config.databaseUrl && !fs.existsSync(path.join(config.dataDir, 'pgdata', 'PG_VERSION'))) {
+      throw new CommandError(`There is no embedded database in ${config.dataDir} (DATA_DIR) to back up.`);
+    }
     let operator: Operator;
     try {
       database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
@@ -524,7 +611,7 @@ async function main(): Promise<number> {
     if (error instanceof UsageError) return report(values.json ? error.message : usageMistake(error.message, command), 2);
     if (error instanceof DataDirLockedError && dataDir !== undefined) return report(heldMessage(command, dataDir), 1);
     if (error instanceof AppError) return report(error.message, 1);
-    if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof NotFoundError || error instanceof CommandError) {
+    if (error instanceof ConfigError || error instanceof DataDirLockedError || error instanceof NotFoundError || error instanceof CommandError || error instanceof SchemaMismatchError || error instanceof RestoreError) {
       return report(error.message, 1);
     }
     return report(`Failed: ${error instanceof Error ? error.message : String(error)}`, 1);

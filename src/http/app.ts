@@ -13,6 +13,7 @@ import { SECRET_FIELD_NAMES } from './secret-fields.ts';
 import { sendProblem } from './problem.ts';
 import { registerAdminAuthentication } from './plugins/admin-authentication.ts';
 import { registerAuthentication } from './plugins/authentication.ts';
+import { Drain, registerDrain } from './plugins/drain.ts';
 import { registerIdempotency } from './plugins/idempotency.ts';
 import { createMetricsRegistry, registerMetrics } from './plugins/metrics.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
@@ -47,7 +48,7 @@ export const REDACTED_PATHS = [
   ...SECRET_FIELD_NAMES.map((name) => (/^[A-Za-z_]\w*$/.test(name) ? `*.${name}` : `*["${name}"]`)),
 ];
 
-export type AppOptions = Deps & { logger?: FastifyBaseLogger | boolean; metrics?: Registry };
+export type AppOptions = Deps & { logger?: FastifyBaseLogger | boolean; metrics?: Registry; drain?: Drain };
 
 /**
  * Where the log goes: JSON lines (one object per line, for a collector), or, when stdout is a terminal, the same
@@ -82,6 +83,8 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   const app = Fastify({
     ...logging,
     bodyLimit: BODY_LIMIT,
+    // While closing, new requests are refused by the drain's hook (a problem document), not Fastify's own 503.
+    return503OnClosing: false,
     routerOptions: ROUTER_OPTIONS,
     requestIdHeader: false,
     genReqId: (request) => {
@@ -123,6 +126,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
     reply.header('x-request-id', request.id);
     done();
   });
+  registerDrain(app, options.drain ?? new Drain());
   registerErrorHandling(app, ROUTER_OPTIONS, database.availability);
   // After the schemas, before any route (and its Idempotency-Key) stores anything: text that cannot be stored as sent.
   app.addHook('preHandler', (request, _reply, done) => {

@@ -24,6 +24,17 @@ export function createBoss(database: Database, log: FastifyBaseLogger): PgBoss {
   return boss;
 }
 
+/**
+ * Installs or upgrades pg-boss's own tables (what a start does first, under pg-boss's own lock), for `npm run migrate`:
+ * the processes started after it then find the job queue's schema up to date and change nothing.
+ */
+export async function migrateJobQueue(database: Database): Promise<void> {
+  const boss = new PgBoss({ db: database.executor as never, supervise: false, schedule: false });
+  boss.on('error', () => undefined);
+  await boss.start();
+  await boss.stop({ graceful: false });
+}
+
 /** A transaction as pg-boss's executor, so that the jobs it sends commit (or roll back) with the rows they belong to. */
 export function executorOf(tx: Kysely<Schema>) {
   return {

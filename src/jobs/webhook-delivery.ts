@@ -13,6 +13,7 @@ import type { Schema } from '../store/schema.ts';
 import * as store from '../store/webhook-attempts.ts';
 import { executorOf, HEARTBEAT_SECONDS } from './boss.ts';
 import type { DeliveryScheduler } from './scheduler.ts';
+import { inSpan } from '../telemetry/spans.ts';
 
 const QUEUE = 'webhook-delivery';
 /** Attempts kept due but without a job (a job pg-boss gave up on) are queued again by a sweep this often. */
@@ -222,7 +223,12 @@ export class WebhookDelivery implements DeliveryScheduler {
       return { succeeded: false, refused: false, responseStatus: null, responseBody: null, durationMs: 0, error: 'the endpoint is disabled; nothing was sent', sentAt: new Date() };
     }
     const sentAt = new Date();
-    return { ...(await this.#send(attempt, sentAt)), sentAt };
+    const span = { 'webhook.attempt_id': attempt.id, 'webhook.endpoint_id': attempt.endpoint_id, 'webhook.event_id': attempt.event_id, 'webhook.event_type': attempt.event_type };
+    return inSpan('webhook delivery', span, async (annotate) => {
+      const sent = await this.#send(attempt, sentAt);
+      annotate({ 'webhook.succeeded': sent.succeeded, ...(sent.responseStatus === null ? {} : { 'http.response.status_code': sent.responseStatus }) });
+      return { ...sent, sentAt };
+    });
   }
 
   /** Queues a finished attempt's outcome to be written; writes run one batch at a time, each in one transaction. */

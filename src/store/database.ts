@@ -5,6 +5,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Schema } from './schema.ts';
+import { dumpEmbedded } from './embedded-backup.ts';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.ts';
 import { DatabaseAvailability, isDatabaseUnavailable, unavailableReason } from './availability.ts';
 
@@ -42,6 +43,8 @@ export type Database = {
    */
   scriptTransaction<T>(work: (run: RawRunner) => Promise<T>): Promise<T>;
   executor: SqlExecutor;
+  /** The embedded database only: a consistent copy while it serves (src/store/embedded-backup.ts). */
+  backup?(): Promise<Blob>;
   close(): Promise<void>;
 };
 
@@ -109,6 +112,7 @@ async function openEmbedded(dataDir: string, availability: DatabaseAvailability)
         }),
       );
     },
+    backup: () => dumpEmbedded(pglite),
     executor: {
       async executeSql(text, values) {
         if (values === undefined || values.length === 0) {

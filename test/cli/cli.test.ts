@@ -14,11 +14,10 @@ import { readMigrations } from '../../src/store/migrate.ts';
 import { revokeApiKey } from '../../src/store/platforms.ts';
 import { NO_AUTHORITY } from '../support/gateway.ts';
 import { backends, expectProblem, scratchDatabase, type Backend, type TestResponse } from '../support/harness.ts';
+import { runProgram, type Run } from '../support/run.ts';
 
 const CLI = path.join(import.meta.dirname, '../../src/cli/main.ts');
 const API_KEY = /^ebrc_test_[1-9A-HJ-NP-Za-km-z]{22,}$/;
-
-type Run = { code: number | null; stdout: string; stderr: string };
 
 /** Runs the operator's CLI as the operator would: a separate process on the same database. */
 function cli(env: Record<string, string>, ...args: string[]): Promise<Run> {
@@ -27,19 +26,7 @@ function cli(env: Record<string, string>, ...args: string[]): Promise<Run> {
 
 /** The CLI with `input` on its stdin (a password for --password-stdin). */
 function cliWithInput(env: Record<string, string>, input: string | undefined, ...args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    if (input !== undefined) child.stdin!.end(input);
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProgram(process.execPath, [CLI, ...args], env, input);
 }
 
 /** The one JSON object a `--json` command prints, after checking it printed exactly one line. */

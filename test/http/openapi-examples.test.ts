@@ -65,6 +65,7 @@ const SEND_ORDER = [
   'createConsoleUser',
   'listConsoleUsers',
   'updateConsoleUser',
+  'backupEmbeddedDatabase',
   'getMetrics',
 ];
 
@@ -300,7 +301,7 @@ describeEachBackend(
           if (operationId === 'createUpload') body = await liveUploadForm(body);
           const expected = Object.entries<any>(op.responses).find(([, response]) =>
             Object.values<any>(response.content ?? {}).some((media) => examplesOf(media).some(({ name }) => name === example?.name)),
-          )?.[0] ?? successStatus;
+          )?.[0] ?? (operationId === 'backupEmbeddedDatabase' && h.backend === 'postgres' ? '404' : successStatus);
           const url = pathOf(operation);
           const sent: TestResponse = await h.request(operation.method.toUpperCase(), url, {
             ...(Object.keys(query).length > 0 ? { query } : {}),

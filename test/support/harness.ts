@@ -210,6 +210,8 @@ export async function startHarness(backend: Backend, options: HarnessOptions = {
       RATE_LIMIT_BURST: '100000',
       RUN_POLLER: 'false',
       LOG_LEVEL: 'silent',
+      // A test that ends with a request still held (at a stalled authority, say) waits this long at close, not 25 s.
+      SHUTDOWN_TIMEOUT_SECONDS: '5',
       ...options.env,
     });
     service = await createService({ config, logger: options.logger ?? false, ...(options.authority ? { authority: options.authority } : {}) });

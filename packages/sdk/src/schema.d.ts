@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * The database answers
-         * @description Readiness: 200 when the database answers a query, else 503 (take the instance out of rotation). No API key.
+         * @description Readiness: 200 when the database answers a query, else 503 (take the instance out of rotation); 503 too from the moment the process is told to stop (SIGTERM). No API key.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -677,6 +677,26 @@ export interface paths {
         patch: operations["updateConsoleUser"];
         trace?: never;
     };
+    "/admin/v1/backup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A consistent copy of the embedded database
+         * @description The embedded database as a gzip'ed tar of its data folder, copied between transactions while the service serves (requests wait for the copy: about a second per 100 MB). It holds everything but the encryption key (DATA_DIR/encryption.key or ENCRYPTION_KEY), which a restore needs beside it. `npm run cli -- backup <file>` calls this while the service runs. On PostgreSQL there is nothing to copy here: 404; use pg_dump.
+         */
+        post: operations["backupEmbeddedDatabase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "genebrc.request.acknowledged": {
@@ -966,7 +986,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "admin_token_missing" | "admin_token_invalid" | "not_found" | "method_not_allowed" | "customer_email_taken" | "customer_not_verified" | "authority_api_credentials_missing" | "api_key_already_revoked" | "console_user_email_taken" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "database_unavailable" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "authority_timeout";
+            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "admin_token_missing" | "admin_token_invalid" | "not_found" | "method_not_allowed" | "customer_email_taken" | "customer_not_verified" | "authority_api_credentials_missing" | "api_key_already_revoked" | "console_user_email_taken" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "database_unavailable" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "shutting_down" | "authority_timeout";
             requestId: string;
             errors?: {
                 /** @description JSON pointer to the field, e.g. /ebrcBulkGenDtos/3/irmDt */
@@ -1437,7 +1457,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1574,7 +1594,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1718,7 +1738,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1964,7 +1984,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2183,7 +2203,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2517,7 +2537,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2741,7 +2761,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3008,7 +3028,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3351,7 +3371,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3589,7 +3609,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3795,7 +3815,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3932,7 +3952,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4155,7 +4175,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4299,7 +4319,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4527,7 +4547,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4750,7 +4770,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4904,7 +4924,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5141,7 +5161,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5285,7 +5305,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5427,7 +5447,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5636,7 +5656,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5867,7 +5887,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6092,7 +6112,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6274,7 +6294,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6526,7 +6546,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6694,7 +6714,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6838,7 +6858,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6979,7 +6999,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7157,7 +7177,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7288,7 +7308,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7445,7 +7465,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7622,7 +7642,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7766,7 +7786,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7962,7 +7982,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8114,7 +8134,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8295,7 +8315,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8479,7 +8499,130 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `database_unavailable` */
+            /** @description Problem: `database_unavailable`, `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/database_unavailable",
+                     *       "title": "Database unavailable",
+                     *       "status": 503,
+                     *       "detail": "Database unavailable.",
+                     *       "code": "database_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    backupEmbeddedDatabase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backup (restore it with `npm run cli -- restore <file>`, the service stopped) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example (a gzip'ed tar of the data folder, a few MB for a small database) */
+                    "application/gzip": string;
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `database_unavailable`, `shutting_down` */
             503: {
                 headers: {
                     [name: string]: unknown;

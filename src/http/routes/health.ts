@@ -25,7 +25,7 @@ export function healthRoutes(app: Api, deps: Deps): void {
         tags: ['Operations'],
         operationId: 'getReadiness',
         summary: 'The database answers',
-        description: 'Readiness: 200 when the database answers a query, else 503 (take the instance out of rotation). No API key.',
+        description: 'Readiness: 200 when the database answers a query, else 503 (take the instance out of rotation); 503 too from the moment the process is told to stop (SIGTERM). No API key.',
         response: {
           200: answer(Type.Object({ status: Type.Literal('ready') }), 'The database answers', { ready: { summary: 'Ready', value: { status: 'ready' } } }),
           503: answer(Type.Object({ status: Type.Literal('unavailable') }), 'The database does not answer', {

@@ -1,5 +1,6 @@
 import type { Api, Deps } from '../../deps.ts';
 import type { ApiKeyAuthenticator } from '../../../services/platforms.ts';
+import { backupRoute } from './backup.ts';
 import { createPlatformRoute } from './create-platform.ts';
 import { createUserRoute } from './create-user.ts';
 import { getKeyRoute } from './get-key.ts';
@@ -26,4 +27,5 @@ export function adminRoutes(app: Api, deps: Deps, authenticator: ApiKeyAuthentic
   createUserRoute(app, deps);
   listUsersRoute(app, deps);
   updateUserRoute(app, deps);
+  backupRoute(app, deps);
 }

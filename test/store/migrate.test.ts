@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { openDatabase } from '../../src/store/database.ts';
+import { readMigrations } from '../../src/store/migrate.ts';
+import { gatewayEnv, NO_AUTHORITY, ROOT, startGateway, stopGateway, waitUntilReady } from '../support/gateway.ts';
+import { backends, scratchDatabase } from '../support/harness.ts';
+import { runProgram, type Run } from '../support/run.ts';
+
+/** Migrations as their own step (`npm run migrate`, MIGRATE_ON_START=false) and a database newer than the code. */
+
+function cli(env: Record<string, string>, ...args: string[]): Promise<Run> {
+  return runProgram(process.execPath, [path.join(ROOT, 'src/cli/main.ts'), ...args], env);
+}
+
+/** The service started to its end: its exit code and what it wrote to stderr. */
+async function startToExit(env: Record<string, string>): Promise<{ code: unknown; output: string }> {
+  const gateway = startGateway(env);
+  const timer = setTimeout(() => gateway.child.kill('SIGKILL'), 90_000);
+  const [code] = (await gateway.exited) as [number | null];
+  clearTimeout(timer);
+  return { code, output: gateway.output() };
+}
+
+async function appliedMigrations(scratch: { dataDir: string; databaseUrl?: string }): Promise<string[]> {
+  const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
+  try {
+    return await database.scriptTransaction(async (run) => (await run('select name from schema_migrations order by name')).map((row) => String(row.name)));
+  } finally {
+    await database.close();
+  }
+}
+
+for (const backend of backends()) {
+  describe(`migrations as their own step [${backend}]`, () => {
+    let scratch: Awaited<ReturnType<typeof scratchDatabase>>;
+    let env: Record<string, string>;
+    before(async () => {
+      scratch = await scratchDatabase(backend, { empty: true });
+      env = gatewayEnv(scratch, NO_AUTHORITY, { RUN_POLLER: 'false', RUN_WEBHOOKS: 'false' });
+    });
+    after(async () => scratch.drop());
+
+    test('MIGRATE_ON_START=false refuses an unmigrated database in one line naming the command; changes nothing', async () => {
+      const { code, output } = await startToExit({ ...env, MIGRATE_ON_START: 'false' });
+      assert.equal(code, 1, output);
+      const line = output.split('\n').find((text) => text.startsWith('ebrc-gateway: '));
+      assert.ok(line, output);
+      assert.match(line, /lacks migrations 0001_core, 0002_sandbox, 0003_irm_counts and \d+ more and MIGRATE_ON_START=false: run `npm run migrate` first/);
+      assert.ok(!output.includes('    at '), `no stack trace: ${output}`);
+      const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
+      try {
+        const [table] = await database.scriptTransaction((run) => run(`select to_regclass('schema_migrations') is not null as present`));
+        assert.equal(table!.present, false, 'nothing was created');
+      } finally {
+        await database.close();
+      }
+    });
+
+    test('npm run migrate applies every migration and the job queue\'s tables; then processes start without migrating', async () => {
+      const run = await cli(env, 'migrate', '--json');
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(JSON.parse(run.stdout), { applied: readMigrations().map((m) => m.name) });
+      const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
+      try {
+        const [queue] = await database.scriptTransaction((run) => run(`select to_regclass('pgboss.version') is not null as present`));
+        assert.equal(queue!.present, true, 'pg-boss is installed by the migrate step');
+      } finally {
+        await database.close();
+      }
+      const again = await cli(env, 'migrate');
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, /Nothing to apply; the database is up to date\./);
+
+      const gateway = startGateway({ ...env, MIGRATE_ON_START: 'false' });
+      try {
+        const base = await waitUntilReady(gateway);
+        assert.equal((await fetch(`${base}/ready`)).status, 200);
+      } finally {
+        await stopGateway(gateway);
+      }
+    });
+
+    test('a database migrated by a newer version is refused by a start (either setting) and by migrate, in one line', async () => {
+      const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
+      try {
+        await database.scriptTransaction((run) => run(`insert into schema_migrations (name) values ('9001_from_a_newer_version')`));
+      } finally {
+        await database.close();
+      }
+      for (const migrateOnStart of ['true', 'false']) {
+        const { code, output } = await startToExit({ ...env, MIGRATE_ON_START: migrateOnStart });
+        assert.equal(code, 1, output);
+        const lines = output.split('\n').filter((text) => text.startsWith('ebrc-gateway'));
+        assert.deepEqual(lines, [
+          'ebrc-gateway: the database has migration 9001_from_a_newer_version that this version of ebrc-gateway does not know: a newer version migrated it; run that version (or a newer one), or restore a backup taken before that upgrade',
+        ], output);
+      }
+      const run = await cli(env, 'migrate');
+      assert.equal(run.code, 1);
+      assert.match(run.stderr, /^the database has migration 9001_from_a_newer_version that this version of ebrc-gateway does not know/);
+      assert.deepEqual(await appliedMigrations(scratch), [...readMigrations().map((m) => m.name), '9001_from_a_newer_version'].sort(), 'nothing was applied or removed');
+    });
+  });
+}
