@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
-import pretty, { type PrettyStream } from 'pino-pretty';
+import type { PrettyStream } from 'pino-pretty';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
 import type { Api, Deps } from './deps.ts';
@@ -53,10 +53,12 @@ export type AppOptions = Deps & { logger?: FastifyBaseLogger | boolean; metrics?
 /**
  * Where the log goes: JSON lines (one object per line, for a collector), or, when stdout is a terminal, the same
  * entries as readable lines through pino-pretty (a time, the level, the message, then the fields). Redaction applies
- * before either. Synchronous, so that the last lines before an exit are written.
+ * before either. Synchronous, so that the last lines before an exit are written. Loaded on a terminal only: a service
+ * writing JSON carries none of it.
  */
-function logStream(): { stream?: PrettyStream } {
+async function logStream(): Promise<{ stream?: PrettyStream }> {
   if (!process.stdout.isTTY) return {};
+  const { default: pretty } = await import('pino-pretty');
   return {
     stream: pretty({
       colorize: true,
@@ -76,7 +78,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   // Fastify 5 takes a ready logger only as `loggerInstance`; `logger` is for a configuration or a boolean.
   const logging =
     options.logger === undefined
-      ? { logger: { level: config.logLevel, redact: REDACTED_PATHS, ...logStream() } }
+      ? { logger: { level: config.logLevel, redact: REDACTED_PATHS, ...(await logStream()) } }
       : typeof options.logger === 'boolean'
         ? { logger: options.logger }
         : { loggerInstance: options.logger };
