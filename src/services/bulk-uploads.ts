@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
 import type { Static } from 'typebox';
 import { checkPushMessage } from '../domain/push-message.ts';
 import { AppError, ERROR_TABLE } from '../errors.ts';
@@ -13,8 +12,8 @@ import { storedAcknowledgement, type PushAck } from './genebrc/views.ts';
 import { NOT_RECEIVED_CODE } from './genebrc/progress.ts';
 import type { PushService } from './genebrc/push.ts';
 import { itemsPage, offsetOf, type PageRequest } from './pages.ts';
-import { checkXlsxArchive, detectFormat, readRows, validateRows, type SheetRow } from './spreadsheets/read.ts';
-import { splitRows } from './spreadsheets/split.ts';
+import { detectFormat } from './spreadsheets/read.ts';
+import { checkInWorker } from './spreadsheets/worker.ts';
 import type { RawLine } from '../domain/push-line.ts';
 
 export type BulkUpload = Static<typeof BulkUploadSchema>;
@@ -80,20 +79,6 @@ function neverReceived(ack: PushAck): boolean {
 
 function rowSpan(rows: readonly number[]): string {
   return rows.length === 1 ? `Row ${rows[0]}` : `Rows ${rows[0]}-${rows.at(-1)}`;
-}
-
-/** The file's rows; an XLSX archive is sized first, so that a zip bomb is refused before anything is unpacked. */
-async function* sizedRows(format: 'csv' | 'xlsx', file: Buffer): AsyncGenerator<SheetRow> {
-  if (format === 'xlsx') checkXlsxArchive(file);
-  yield* readRows(format, Readable.from([file]));
-}
-
-/** Counts the rows read, for an upload's rowCount. */
-async function* counted(rows: AsyncIterable<SheetRow>, count: { rows: number }): AsyncGenerator<SheetRow> {
-  for await (const row of rows) {
-    count.rows++;
-    yield row;
-  }
 }
 
 /**
@@ -184,22 +169,18 @@ export class BulkUploads {
   async #validate(upload: store.UploadRow): Promise<void> {
     const content = await store.readUploadFile(this.#context.db, upload.id);
     if (content === null) return;
-    const format = detectFormat({ fileName: upload.file_name, head: content.subarray(0, 4) }) ?? 'csv';
-    const count = { rows: 0 };
-    const file = Buffer.from(content);
-    const rows = counted(sizedRows(format, file), count);
-    const { lines, problems } = await validateRows(rows, { uploadType: upload.upload_type });
+    // In a worker thread with its own memory limit and deadline: a hostile file rejects its upload, nothing more.
+    const { rowCount, lineCount, problems, pushes } = await checkInWorker({ file: content, fileName: upload.file_name, uploadType: upload.upload_type });
     const { db } = this.#context;
     if (problems.length > 0) {
       await db.transaction().execute(async (tx) => {
-        if (!(await store.rejectUpload(tx, upload.id, count.rows, capped(problems)))) return;
+        if (!(await store.rejectUpload(tx, upload.id, rowCount, capped(problems)))) return;
         await this.#recordFinished(tx, upload.id);
       });
       this.#context.outbox.committed();
       return;
     }
-    const pushes = splitRows(lines);
-    await db.transaction().execute((tx) => store.planUpload(tx, upload.id, lines.length, pushes));
+    await db.transaction().execute((tx) => store.planUpload(tx, upload.id, lineCount, pushes));
   }
 
   /** Sends the planned pushes in order, recording each outcome; completes the upload once every push has one. */
