@@ -285,7 +285,7 @@ export function* xlsxRows(file: Uint8Array, limits: XlsxLimits = XLSX_LIMITS): G
         case 'row': {
           const number = tag.attributes.r === undefined ? rowNumber + 1 : Number(tag.attributes.r);
           if (!Number.isInteger(number) || number <= rowNumber || number > MAX_ROW_NUMBER) {
-            throw new XlsxUnreadable(`its row numbers are out of order or beyond ${MAX_ROW_NUMBER} (row ${String(tag.attributes.r)})`);
+            throw new XlsxUnreadable(`its row numbers are out of order or beyond ${MAX_ROW_NUMBER} (row ${number} after row ${rowNumber})`);
           }
           rowNumber = number;
           cells = [];
