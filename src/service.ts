@@ -7,6 +7,7 @@ import { createDgftClient } from './authority/dgft/dgft-client.ts';
 import { createSandboxCredentialIssuer } from './authority/sandbox-issuer.ts';
 import { ConfigError, type Config } from './config.ts';
 import { buildApp } from './http/app.ts';
+import { makeOwnerOnlyFolder } from './owner-only-folder.ts';
 import type { Api } from './http/deps.ts';
 import { createMetricsRegistry } from './http/plugins/metrics.ts';
 import { createBoss } from './jobs/boss.ts';
@@ -58,7 +59,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   if (authorityUrl === undefined) {
     throw new ConfigError('AUTHORITY_URL is not set: the service reaches the authority (or the sandbox program) only over its wire protocol');
   }
+  // Owner-only before anything is written there: the embedded database, the keys, the admin token.
+  const narrowed = makeOwnerOnlyFolder(config.dataDir);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // PGlite unpacks a new database's first files with modes of their own (0666), whatever the umask: narrowed again.
+  if (database.kind === 'embedded') makeOwnerOnlyFolder(config.dataDir);
   let app: Api | undefined;
   const log = logOf(() => app);
   const boss = createBoss(database, log);
@@ -135,6 +140,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       metrics,
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
+    if (narrowed.length > 0) {
+      app.log.warn({ dataDir: config.dataDir, narrowed: narrowed.length, examples: narrowed.slice(0, 5) }, 'the data folder had entries other users could read or write; they are owner-only now (0700/0600)');
+    }
     await boss.start();
     bossStarted = true;
     await poller.start();
