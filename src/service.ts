@@ -160,7 +160,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         }
       });
     }
-    if (config.runPoller) await uploadJobs.work((uploadId) => uploads.run(uploadId));
+    if (config.runPoller) await uploadJobs.work((uploadId) => uploads.run(uploadId), (uploadId, reason) => uploads.setAside(uploadId, reason));
     if (config.runWebhooks) {
       relay.start();
       await delivery.work();

@@ -161,6 +161,34 @@ export class BulkUploads {
     return this.#pushAll(upload);
   }
 
+  /**
+   * Fails for good an upload whose work kept taking the service down (a poison job, src/jobs/poison.ts): one being
+   * validated is rejected; one being pushed has its pushes not yet sent recorded as Failed (those already sent keep
+   * their outcome) and completes once every push has one. Either way with `reason`, code processing_stopped.
+   */
+  async setAside(uploadId: string, reason: string): Promise<UploadProgress> {
+    const upload = await store.findUploadForWork(this.#context.db, uploadId);
+    if (upload === undefined) return 'finished';
+    const problem = { row: null, column: null, code: 'processing_stopped', message: `This upload was stopped: ${reason}. Nothing more of it will be pushed; check the file and upload it again.` };
+    const { db } = this.#context;
+    if (upload.status === 'validating') {
+      await db.transaction().execute(async (tx) => {
+        if (!(await store.rejectUpload(tx, uploadId, 0, [problem]))) return;
+        await this.#recordFinished(tx, uploadId);
+      });
+      this.#context.outbox.committed();
+      return 'finished';
+    }
+    if (upload.status !== 'pushing') return 'finished';
+    for (let push = await store.nextUnsentPush(db, uploadId); push !== undefined; push = await store.nextUnsentPush(db, uploadId)) {
+      const { push_index: index, spreadsheet_rows: rows } = push;
+      const failure = { ...problem, message: `${rowSpan(rows)} were not pushed. ${problem.message}` };
+      await db.transaction().execute((tx) => store.recordPushOutcome(tx, uploadId, index, { ackStatus: 'Failed', errors: [failure], rows: rows.length }));
+    }
+    // Pushes already stored as requests take their outcome from the authority's answer, as ever.
+    return this.#pushAll(upload);
+  }
+
   async #view(db: ServiceContext['db'], upload: store.UploadRow): Promise<BulkUpload> {
     return uploadView(upload, (await store.pushesOf(db, [upload.id])).get(upload.id) ?? []);
   }
