@@ -25,21 +25,6 @@ export type UploadedFile = { fileName: string; contentType: string | undefined; 
 /** The same file (by SHA-256) for the same customer within this time answers the upload made of it (contract 11). */
 const SAME_FILE_WINDOW_MS = 24 * 3600 * 1000;
 
-/**
- * The most problems a rejected upload lists; a last entry (`more_problems`) says how many more there were. A file
- * wrong throughout (a shifted column, say) has one problem per row: the first thousand tell what to fix.
- */
-export const MAX_UPLOAD_PROBLEMS = 1_000;
-
-function capped(problems: readonly BulkUploadProblem[]): BulkUploadProblem[] {
-  if (problems.length <= MAX_UPLOAD_PROBLEMS) return [...problems];
-  const more = problems.length - MAX_UPLOAD_PROBLEMS;
-  return [
-    ...problems.slice(0, MAX_UPLOAD_PROBLEMS),
-    { row: null, column: null, code: 'more_problems', message: `${more} more problems are not listed; fix those above and upload the file again.` },
-  ];
-}
-
 function uploadView(upload: store.UploadRow, pushes: readonly store.UploadPushRow[]): BulkUpload {
   return {
     id: upload.id,
@@ -202,7 +187,7 @@ export class BulkUploads {
     const { db } = this.#context;
     if (problems.length > 0) {
       await db.transaction().execute(async (tx) => {
-        if (!(await store.rejectUpload(tx, upload.id, rowCount, capped(problems)))) return;
+        if (!(await store.rejectUpload(tx, upload.id, rowCount, problems))) return;
         await this.#recordFinished(tx, upload.id);
       });
       this.#context.outbox.committed();

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SPREADSHEET_COLUMNS, type SpreadsheetColumn } from '../../src/domain/spreadsheet-columns.ts';
-import { readRows, validateRows, type SheetRow, type SpreadsheetProblem } from '../../src/services/spreadsheets/read.ts';
+import { MAX_UPLOAD_PROBLEMS, readRows, validateRows, type SheetRow, type SpreadsheetProblem } from '../../src/services/spreadsheets/read.ts';
 import { XLSX_LIMITS } from '../../src/services/spreadsheets/xlsx.ts';
 import { checkInWorker } from '../../src/services/spreadsheets/worker.ts';
 import {
@@ -204,6 +204,17 @@ describe('CSV as spreadsheet programs save it', () => {
     const csv = [SPREADSHEET_COLUMNS.join(','), ...rows.map((row) => SPREADSHEET_COLUMNS.map((column) => row[column]).join(','))].join('\n');
     const problems = await problemsOf(readRows('csv', Buffer.from(csv)));
     assert.deepEqual(problems.map(({ row, column, code }) => [row, column, code]), [[2, 'irmDt', 'ERR17'], [3, 'irmDt', 'ERR17'], [4, 'irmAdCode', 'ERR16']]);
+  });
+});
+
+describe('files wrong throughout', () => {
+  test('problems past the first thousand are counted, not kept', async () => {
+    const row = SPREADSHEET_COLUMNS.map((column) => (column === 'irmDt' || column === 'sbCumInvoiceDate' ? 'x' : GOOD[column])).join(',');
+    const csv = [SPREADSHEET_COLUMNS.join(','), ...Array.from({ length: 3_000 }, () => row)].join('\n');
+    const problems = await problemsOf(readRows('csv', Buffer.from(csv)));
+    assert.equal(problems.length, MAX_UPLOAD_PROBLEMS + 1);
+    assert.deepEqual(problems.slice(0, 2).map(({ row, column }) => [row, column]), [[2, 'irmDt'], [2, 'sbCumInvoiceDate']]);
+    assert.deepEqual(problems.at(-1), { row: null, column: null, code: 'more_problems', message: '5000 more problems are not listed; fix those above and upload the file again.' });
   });
 });
 

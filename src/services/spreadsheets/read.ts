@@ -262,6 +262,17 @@ function convert(kind: ColumnKind, text: string): Conversion {
 
 type Pending = { row: number; line: RawLine; serialNoGiven: boolean; unreadable: Map<string, string> };
 
+/**
+ * The most problems a rejected upload lists; a last entry (`more_problems`) says how many more there were. A file
+ * wrong throughout (a shifted column, say) has a problem on every row, or several: the first thousand tell what to
+ * fix, and the rest are counted, not kept (a million wrong cells would otherwise be a million objects in memory).
+ */
+export const MAX_UPLOAD_PROBLEMS = 1_000;
+
+function moreProblems(count: number): SpreadsheetProblem {
+  return { row: null, column: null, code: 'more_problems', message: `${count} more problems are not listed; fix those above and upload the file again.` };
+}
+
 const CHECK_BATCH = 1_000;
 
 /**
@@ -283,6 +294,11 @@ export async function validateRows(
   if (uploadType === null) throw new RangeError(`Not an upload type: ${JSON.stringify(form.uploadType)}`);
   const lines: SheetLine[] = [];
   const problems: SpreadsheetProblem[] = [];
+  let unlisted = 0;
+  const report = (problem: SpreadsheetProblem): void => {
+    if (problems.length < MAX_UPLOAD_PROBLEMS) problems.push(problem);
+    else unlisted++;
+  };
   let batch: Pending[] = [];
 
   const checkBatch = (): void => {
@@ -292,14 +308,14 @@ export async function validateRows(
       const pending = match === null ? undefined : batch[Number(match[1])];
       const column = match?.[2] ?? null;
       const cell = column === null ? undefined : pending?.unreadable.get(column);
-      problems.push({
+      report({
         row: pending?.row ?? null,
         column,
         code: problem.code,
         message: cell === undefined ? problem.message : problem.message.replace(/\(got [^)]*\)\.$/, `(got ${JSON.stringify(cell)}).`),
       });
     }
-    if (problems.length === 0) {
+    if (problems.length === 0 && unlisted === 0) {
       for (const pending of batch) {
         if (!pending.serialNoGiven) pending.line.serialNo = SERIAL_NO_UNASSIGNED;
         lines.push({ row: pending.row, line: pending.line });
@@ -333,7 +349,7 @@ export async function validateRows(
       const accepted = lineValidator(fields);
       if (accepted !== true) {
         for (const fieldError of accepted.error.errors ?? []) {
-          problems.push({ row, column: fieldError.path.replace(/^\//, '') || null, code: fieldError.code, message: fieldError.message });
+          report({ row, column: fieldError.path.replace(/^\//, '') || null, code: fieldError.code, message: fieldError.message });
         }
         continue;
       }
@@ -343,10 +359,14 @@ export async function validateRows(
     if (batch.length > 0) checkBatch();
   } catch (error) {
     if (!(error instanceof SpreadsheetRejected)) throw error;
+    // The file's own problems (a missing column, too many rows) are listed whatever came before them.
     problems.push(...error.problems);
   }
-  if (problems.length > 0) return { lines: [], problems: problems.sort(bySheetPosition) };
-  return { lines, problems };
+  if (problems.length === 0) return { lines, problems };
+  problems.sort(bySheetPosition);
+  unlisted += Math.max(0, problems.length - MAX_UPLOAD_PROBLEMS);
+  const listed = problems.slice(0, MAX_UPLOAD_PROBLEMS);
+  return { lines: [], problems: unlisted > 0 ? [...listed, moreProblems(unlisted)] : listed };
 }
 
 const COLUMN_POSITIONS: ReadonlyMap<string, number> = new Map(SPREADSHEET_COLUMNS.map((column, position) => [column, position]));

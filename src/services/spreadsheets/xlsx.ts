@@ -18,8 +18,12 @@ export type XlsxLimits = {
   maxSharedStringChars: number;
 };
 
+/**
+ * A full 50,000-row sheet of every column, written by Excel with a style on every cell, unpacks to about 120 MiB; the
+ * parser reads some 25-30 MiB a second, so a file that unpacks to the budget keeps its worker busy for about 10 s.
+ */
 export const XLSX_LIMITS: XlsxLimits = {
-  maxUnpackedBytes: 512 * 1024 * 1024,
+  maxUnpackedBytes: 256 * 1024 * 1024,
   maxSharedStrings: 2_000_000,
   maxSharedStringChars: 64 * 1024 * 1024,
 };
@@ -28,6 +32,11 @@ export const XLSX_LIMITS: XlsxLimits = {
 const MAX_CELL_CHARS = 32_767;
 const MAX_COLUMNS = 16_384;
 const MAX_ROW_NUMBER = 1_048_576;
+/**
+ * Cells beyond this column (AMJ, LibreOffice's last column for years) are not read: the template's columns are the
+ * first 37, and a row's cells are kept by position, so a far-right cell on every row would cost every row that much.
+ */
+const MAX_READ_COLUMNS = 1_024;
 
 /** The workbook is not one this reader takes; the message says why, for a person. */
 export class XlsxUnreadable extends Error {
@@ -325,7 +334,7 @@ export function* xlsxRows(file: Uint8Array, limits: XlsxLimits = XLSX_LIMITS): G
           return;
         case 'c': {
           const text = cellValue();
-          if (text !== '') {
+          if (text !== '' && cellColumn < MAX_READ_COLUMNS) {
             cells[cellColumn] = text;
             hasText = true;
           }
