@@ -294,6 +294,7 @@ export async function validateRows(
   if (uploadType === null) throw new RangeError(`Not an upload type: ${JSON.stringify(form.uploadType)}`);
   const lines: SheetLine[] = [];
   const problems: SpreadsheetProblem[] = [];
+  const fileProblems: SpreadsheetProblem[] = [];
   let unlisted = 0;
   const report = (problem: SpreadsheetProblem): void => {
     if (problems.length < MAX_UPLOAD_PROBLEMS) problems.push(problem);
@@ -359,13 +360,13 @@ export async function validateRows(
     if (batch.length > 0) checkBatch();
   } catch (error) {
     if (!(error instanceof SpreadsheetRejected)) throw error;
-    // The file's own problems (a missing column, too many rows) are listed whatever came before them.
-    problems.push(...error.problems);
+    fileProblems.push(...error.problems);
   }
-  if (problems.length === 0) return { lines, problems };
-  problems.sort(bySheetPosition);
-  unlisted += Math.max(0, problems.length - MAX_UPLOAD_PROBLEMS);
-  const listed = problems.slice(0, MAX_UPLOAD_PROBLEMS);
+  if (problems.length === 0 && fileProblems.length === 0) return { lines, problems };
+  // The file's own problems (a missing column, too many rows) come first, whatever rows came before them.
+  const all = [...fileProblems, ...problems.sort(bySheetPosition)];
+  unlisted += Math.max(0, all.length - MAX_UPLOAD_PROBLEMS);
+  const listed = all.slice(0, MAX_UPLOAD_PROBLEMS);
   return { lines: [], problems: unlisted > 0 ? [...listed, moreProblems(unlisted)] : listed };
 }
 
