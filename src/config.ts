@@ -50,7 +50,14 @@ export type Config = {
    * makes a token once in a file of DATA_DIR (src/services/admin-token.ts).
    */
   adminToken: string | undefined;
+  /**
+   * Which proxies in front are trusted to say the client's address and protocol (X-Forwarded-For, -Proto), as
+   * Fastify's trustProxy takes it: false (none, the default), true (any), a number of hops, or addresses and ranges.
+   */
+  trustProxy: TrustProxy;
 };
+
+export type TrustProxy = boolean | number | string[];
 
 export const AUTHORITY_MODES = ['sandbox', 'dgft'] as const;
 export type AuthorityMode = (typeof AUTHORITY_MODES)[number];
@@ -74,6 +81,28 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+const PROXY_ADDRESS_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function trustProxy(env: Env): TrustProxy {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  if (raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const ok =
+      PROXY_ADDRESS_NAMES.has(entry) ||
+      (extra === undefined && address !== undefined && isIP(address) !== 0 && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (isIP(address) === 4 ? 32 : 128))));
+    if (!ok) {
+      throw new ConfigError(
+        `TRUST_PROXY must be true, false, a number of proxies, or a comma-separated list of addresses, ranges (10.0.0.0/8) or loopback/linklocal/uniquelocal; got "${entry}"`,
+      );
+    }
+  }
+  return entries;
 }
 
 function httpUrl(env: Env, name: string): string | undefined {
@@ -171,5 +200,6 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 30, 3_650),
     consoleSessionHours: integer(env, 'CONSOLE_SESSION_HOURS', 12, 1, 720),
     adminToken,
+    trustProxy: trustProxy(env),
   };
 }

@@ -47,6 +47,9 @@ export const REDACTED_PATHS = [
 
 export type AppOptions = Deps & { logger?: FastifyBaseLogger | boolean; metrics?: Registry };
 
+/** The nearest `hops` proxies are trusted, as Fastify does for a number (its types take only the function). */
+const trustHops = (hops: number) => (_address: string, hop: number): boolean => hop < hops;
+
 /** Builds the HTTP app: plugins in a fixed order, then the routes. */
 export async function buildApp(options: AppOptions): Promise<Api> {
   const { config, database } = options;
@@ -61,6 +64,9 @@ export async function buildApp(options: AppOptions): Promise<Api> {
     ...logging,
     bodyLimit: BODY_LIMIT,
     routerOptions: ROUTER_OPTIONS,
+    // Behind a TLS-terminating proxy: request.protocol (the console's Secure cookies) and request.ip (the sign-in
+    // throttle, the logs) come from its X-Forwarded-* headers, for the proxies TRUST_PROXY names only.
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
