@@ -95,8 +95,9 @@ export async function registerConsole(app: Api, deps: Deps): Promise<void> {
     reply.headers(SECURITY_HEADERS);
     done();
   });
-  // Who is signed in (the session cookie), before any route: a route that requires a user gets one or is never run.
-  app.addHook('preHandler', async (request, reply) => {
+  // Who is signed in (the session cookie), as soon as the route is known and before any body is read: a route that
+  // requires a user gets one or is never run, and a visitor without a session never has a body read.
+  app.addHook('onRequest', async (request, reply) => {
     // The style sheet and the script are everyone's: no session to read.
     if (request.routeOptions.url === ASSETS_ROUTE) return;
     const token = request.cookies[SESSION_COOKIE];
