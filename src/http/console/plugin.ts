@@ -160,7 +160,11 @@ export async function registerConsole(app: Api, deps: Deps): Promise<void> {
     if (asset === undefined) return reply.callNotFound();
     return reply.type(asset.type).header('cache-control', 'public, max-age=86400').send(asset.body);
   });
-  app.get('/', async (_request, reply) => reply.redirect(NAVIGATION[0]?.href ?? `${CONSOLE_PREFIX}/sign-in`, 303));
+  // The query goes along (the notice of a sign-in that followed wrong passwords, say).
+  app.get('/', async (request, reply) => {
+    const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
+    return reply.redirect(`${NAVIGATION[0]?.href ?? `${CONSOLE_PREFIX}/sign-in`}${query}`, 303);
+  });
   signInRoutes(app, sessions, deps.config.consoleSessionHours);
   for (const page of CONSOLE_PAGES) page.routes(app, deps);
 }
