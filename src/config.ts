@@ -55,6 +55,8 @@ export type Config = {
    * Fastify's trustProxy takes it: false (none, the default), true (any), a number of hops, or addresses and ranges.
    */
   trustProxy: TrustProxy;
+  /** The bearer token /metrics takes from a client that is not on loopback (METRICS_TOKEN); unset: loopback only. */
+  metricsToken: string | undefined;
 };
 
 export type TrustProxy = boolean | number | string[];
@@ -165,6 +167,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && !/^[\x21-\x7e]{32,512}$/.test(adminToken)) {
     throw new ConfigError('ADMIN_TOKEN must be 32 to 512 printable ASCII characters without spaces (try: openssl rand -base64 32)');
   }
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{32,512}$/.test(metricsToken)) {
+    throw new ConfigError('METRICS_TOKEN must be 32 to 512 printable ASCII characters without spaces (try: openssl rand -base64 32)');
+  }
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -201,5 +207,6 @@ export function loadConfig(env: Env = process.env): Config {
     consoleSessionHours: integer(env, 'CONSOLE_SESSION_HOURS', 12, 1, 720),
     adminToken,
     trustProxy: trustProxy(env),
+    metricsToken,
   };
 }

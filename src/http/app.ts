@@ -116,7 +116,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
     done(new AppError('validation_failed', detail, { errors }));
   });
   await registerOpenApi(app);
-  registerMetrics(app, options.metrics ?? createMetricsRegistry());
+  registerMetrics(app, options.metrics ?? createMetricsRegistry(), config.metricsToken);
   healthRoutes(app, options);
 
   const authenticator = new ApiKeyAuthenticator(database.db, config.apiKeyCacheSeconds * 1000, {
