@@ -13,6 +13,7 @@ import { sendProblem } from './problem.ts';
 import { registerAdminAuthentication } from './plugins/admin-authentication.ts';
 import { registerAuthentication } from './plugins/authentication.ts';
 import { registerIdempotency } from './plugins/idempotency.ts';
+import { OFF_THREAD_JSON_BYTES, parseJsonOffThread } from './json-off-thread.ts';
 import { createMetricsRegistry, registerMetrics } from './plugins/metrics.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
@@ -91,6 +92,20 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   app.removeContentTypeParser(['text/plain', 'application/json']);
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    if (isUtf8(body) && body.length >= OFF_THREAD_JSON_BYTES) {
+      // Large bodies are parsed (and refused when absurd) in a worker thread: no request waits behind them.
+      void parseJsonOffThread(body.toString('utf8')).then((outcome) => {
+        if ('value' in outcome) return done(null, outcome.value);
+        const { kind, message } = outcome.failure;
+        done(
+          kind === 'syntax'
+            ? Object.assign(new Error(`Body is not valid JSON but content-type is set to 'application/json': ${message}`), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' })
+            : new AppError('validation_failed', message, { errors: [{ path: '', code: 'too_many_fields', message }] }),
+          undefined,
+        );
+      });
+      return;
+    }
     if (isUtf8(body)) return parseJson(request, body.toString('utf8'), done);
     done(
       new AppError('validation_failed', 'The body is not valid UTF-8; send JSON text in UTF-8.', {
