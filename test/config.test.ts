@@ -74,6 +74,8 @@ test('every variable is read', () => {
     EVENT_RETENTION_DAYS: '90',
     ADMIN_TOKEN: 'adm_0123456789abcdefghijklmnopqrstuv',
     CONSOLE_SESSION_HOURS: '8',
+    TRUST_PROXY: '10.0.0.0/8',
+    METRICS_TOKEN: 'metrics_0123456789abcdefghijklmnopqrstuv',
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -106,6 +108,8 @@ test('every variable is read', () => {
     eventRetentionDays: 90,
     consoleSessionHours: 8,
     adminToken: 'adm_0123456789abcdefghijklmnopqrstuv',
+    trustProxy: ['10.0.0.0/8'],
+    metricsToken: 'metrics_0123456789abcdefghijklmnopqrstuv',
   });
   assert.deepEqual(loadConfig({}).webhookRetrySchedule, [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000], "the contract's schedule by default");
   assert.equal(loadConfig({ DATA_DIR: 'relative/folder' }).dataDir, path.resolve('relative/folder'));
