@@ -58,7 +58,16 @@ export type Config = {
   migrateOnStart: boolean;
   /** How long a SIGTERM waits for the requests and jobs in flight before it ends them (SHUTDOWN_TIMEOUT_SECONDS). */
   shutdownTimeoutSeconds: number;
+  /**
+   * Which proxies in front are trusted to say the client's address and protocol (X-Forwarded-For, -Proto), as
+   * Fastify's trustProxy takes it: false (none, the default), true (any), a number of hops, or addresses and ranges.
+   */
+  trustProxy: TrustProxy;
+  /** The bearer token /metrics takes from a client that is not on loopback (METRICS_TOKEN); unset: loopback only. */
+  metricsToken: string | undefined;
 };
+
+export type TrustProxy = boolean | number | string[];
 
 export const AUTHORITY_MODES = ['sandbox', 'dgft'] as const;
 export type AuthorityMode = (typeof AUTHORITY_MODES)[number];
@@ -82,6 +91,28 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+const PROXY_ADDRESS_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function trustProxy(env: Env): TrustProxy {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  if (raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const ok =
+      PROXY_ADDRESS_NAMES.has(entry) ||
+      (extra === undefined && address !== undefined && isIP(address) !== 0 && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (isIP(address) === 4 ? 32 : 128))));
+    if (!ok) {
+      throw new ConfigError(
+        `TRUST_PROXY must be true, false, a number of proxies, or a comma-separated list of addresses, ranges (10.0.0.0/8) or loopback/linklocal/uniquelocal; got "${entry}"`,
+      );
+    }
+  }
+  return entries;
 }
 
 function httpUrl(env: Env, name: string): string | undefined {
@@ -144,6 +175,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && !/^[\x21-\x7e]{32,512}$/.test(adminToken)) {
     throw new ConfigError('ADMIN_TOKEN must be 32 to 512 printable ASCII characters without spaces (try: openssl rand -base64 32)');
   }
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{32,512}$/.test(metricsToken)) {
+    throw new ConfigError('METRICS_TOKEN must be 32 to 512 printable ASCII characters without spaces (try: openssl rand -base64 32)');
+  }
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -183,5 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken,
     migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
     shutdownTimeoutSeconds: integer(env, 'SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3_600),
+    trustProxy: trustProxy(env),
+    metricsToken,
   };
 }

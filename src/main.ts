@@ -1,9 +1,10 @@
 // First: with OTEL_EXPORTER_OTLP_ENDPOINT set, tracing must be in place before node:http, Fastify and pg are loaded.
 import { flushTracing } from './telemetry/tracing.ts';
+import fs from 'node:fs';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { SandboxBesideError, sandboxBeside, stopSandbox, type SandboxBeside } from './sandbox-beside.ts';
 import { createService } from './service.ts';
-import { localUrlOf, removeServiceFile, writeServiceFile } from './service-file.ts';
+import { demoKeyFileOf, localUrlOf, removeServiceFile, writeServiceFile } from './service-file.ts';
 import { adminTokenSource } from './services/admin-token.ts';
 import { createPlatform } from './services/platforms.ts';
 import { anyPlatformExists } from './store/platforms.ts';
@@ -47,10 +48,15 @@ async function serve(config: Config, sandbox: SandboxBeside | undefined): Promis
 
   if (service.database.kind === 'embedded' && !(await anyPlatformExists(service.database.db))) {
     const { platform, apiKey } = await createPlatform(service.database.db, 'Demo platform');
-    // Printed once, to the terminal only: the key is stored hashed and cannot be shown again.
-    process.stdout.write(
-      `\nCreated the demo platform ${platform.id}.\nIts API key (shown once; keep it):\n\n  ${apiKey}\n\n`,
-    );
+    // The key is stored hashed and cannot be shown again. Printed to a terminal; never into a log stream (a collector
+    // would keep it): without a terminal it goes to a file only the owner can read, which the log names.
+    if (process.stdout.isTTY) {
+      process.stdout.write(`\nCreated the demo platform ${platform.id}.\nIts API key (shown once; keep it):\n\n  ${apiKey}\n\n`);
+    } else {
+      const file = demoKeyFileOf(config.dataDir);
+      fs.writeFileSync(file, `${apiKey}\n`, { mode: 0o600 });
+      log.info({ platform: platform.id, file }, `created the demo platform; its API key is in ${file} (readable by its owner only): keep it elsewhere and delete the file`);
+    }
   }
 
   let stopping = false;

@@ -15,6 +15,11 @@ export type ServiceFile = {
   adminTokenFile: string | null;
 };
 
+/** Where the first start writes the demo platform's API key when it does not run in a terminal (never to the log). */
+export function demoKeyFileOf(dataDir: string): string {
+  return path.join(dataDir, 'demo-api-key');
+}
+
 export function serviceFileOf(dataDir: string): string {
   return path.join(dataDir, 'service.json');
 }

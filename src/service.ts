@@ -8,6 +8,7 @@ import { createDgftClient } from './authority/dgft/dgft-client.ts';
 import { createSandboxCredentialIssuer } from './authority/sandbox-issuer.ts';
 import { ConfigError, type Config } from './config.ts';
 import { buildApp, REDACTED_PATHS } from './http/app.ts';
+import { makeOwnerOnlyFolder } from './owner-only-folder.ts';
 import type { Api } from './http/deps.ts';
 import { Drain } from './http/plugins/drain.ts';
 import { createMetricsRegistry } from './http/plugins/metrics.ts';
@@ -65,6 +66,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   if (authorityUrl === undefined) {
     throw new ConfigError('AUTHORITY_URL is not set: the service reaches the authority (or the sandbox program) only over its wire protocol');
   }
+  // Owner-only before anything is written there: the embedded database, the keys, the admin token.
+  const narrowed = makeOwnerOnlyFolder(config.dataDir);
   let app: Api | undefined;
   // Until the app (and its logger) exists, lines go to a logger of the same settings: the wait for the database.
   const startLog = options.logger === false ? undefined : typeof options.logger === 'object' ? options.logger : pino({ level: config.logLevel, redact: REDACTED_PATHS });
@@ -78,6 +81,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     wait: { seconds: config.databaseWaitSeconds, onWaiting: (line, attempt) => log.warn({ attempt }, line) },
     availability,
   });
+  // PGlite unpacks a new database's first files with modes of their own (0666), whatever the umask: narrowed again.
+  if (database.kind === 'embedded') makeOwnerOnlyFolder(config.dataDir);
   const boss = createBoss(database, log);
   let bossStarted = false;
   try {
@@ -155,6 +160,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       drain,
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
+    if (narrowed.length > 0) {
+      app.log.warn({ dataDir: config.dataDir, narrowed: narrowed.length, examples: narrowed.slice(0, 5) }, 'the data folder had entries other users could read or write; they are owner-only now (0700/0600)');
+    }
     await boss.start();
     bossStarted = true;
     await poller.start();
@@ -171,7 +179,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         }
       });
     }
-    if (config.runPoller) await uploadJobs.work((uploadId) => uploads.run(uploadId));
+    if (config.runPoller) await uploadJobs.work((uploadId) => uploads.run(uploadId), (uploadId, reason) => uploads.setAside(uploadId, reason));
     if (config.runWebhooks) {
       relay.start();
       await delivery.work();

@@ -80,6 +80,8 @@ test('every variable is read', () => {
     CONSOLE_SESSION_HOURS: '8',
     MIGRATE_ON_START: 'false',
     SHUTDOWN_TIMEOUT_SECONDS: '50',
+    TRUST_PROXY: '10.0.0.0/8',
+    METRICS_TOKEN: 'metrics_0123456789abcdefghijklmnopqrstuv',
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -116,6 +118,8 @@ test('every variable is read', () => {
     adminToken: 'adm_0123456789abcdefghijklmnopqrstuv',
     migrateOnStart: false,
     shutdownTimeoutSeconds: 50,
+    trustProxy: ['10.0.0.0/8'],
+    metricsToken: 'metrics_0123456789abcdefghijklmnopqrstuv',
   });
   assert.deepEqual(loadConfig({}).webhookRetrySchedule, [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000], "the contract's schedule by default");
   assert.equal(loadConfig({ DATA_DIR: 'relative/folder' }).dataDir, path.resolve('relative/folder'));

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import http from 'node:http';
 import { after, describe, test } from 'node:test';
 import { acquireDataDirLock as acquireSandboxDataDirLock, LOCK_FILE_NAME as SANDBOX_LOCK_FILE } from '../sandbox/store/data-dir-lock.ts';
+import { demoKeyFileOf } from '../src/service-file.ts';
 import { acquireDataDirLock } from '../src/store/data-dir-lock.ts';
 import { httpClient, NO_AUTHORITY } from './support/gateway.ts';
 
@@ -126,13 +127,19 @@ describe('start and stop on the embedded database', () => {
   const dir = tempFolder();
   let apiKey: string;
 
-  test('the first start creates a demo platform, prints its key once, and the key works', async () => {
+  test('the first start creates a demo platform, writes its key to an owner-only file (not a terminal), and the key works', async () => {
     const port = await freePort();
     const started = start({ DATA_DIR: dir, PORT: String(port) });
     try {
       await waitForHealth(started, port);
-      const keys = started.output.stdout.match(API_KEY) ?? [];
-      assert.equal(keys.length, 1, `expected the key printed once, got: ${started.output.stdout}`);
+      // Not a terminal: the key is in a file only its owner reads, never in the output (a log collector's).
+      assert.doesNotMatch(started.output.stdout, API_KEY);
+      assert.doesNotMatch(started.output.stderr, API_KEY);
+      const keyFile = demoKeyFileOf(dir);
+      assert.equal(fs.statSync(keyFile).mode & 0o777, 0o600);
+      const keys = fs.readFileSync(keyFile, 'utf8').match(API_KEY) ?? [];
+      assert.equal(keys.length, 1);
+      assert.match(started.output.stdout, new RegExp(`its API key is in ${keyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
       apiKey = keys[0]!;
       const response = await fetch(`http://127.0.0.1:${port}/api/v1/platform-customers`, { headers: { 'x-api-key': apiKey } });
       assert.equal(response.status, 200);
@@ -143,7 +150,7 @@ describe('start and stop on the embedded database', () => {
       assert.equal(code, 0, `SIGTERM should end the service cleanly: ${started.output.stderr}`);
     }
     assert.equal(fs.existsSync(path.join(dir, LOCK_FILE)), false, 'SIGTERM releases the data folder');
-    assert.equal((started.output.stdout.match(API_KEY) ?? []).length, 1, 'no log line repeats the key');
+    assert.equal((started.output.stdout.match(API_KEY) ?? []).length, 0, 'no log line holds the key');
   });
 
   test('a second start on the same folder prints no key, and the first key still works (PORT=0: the log names the port)', async () => {
@@ -294,7 +301,8 @@ describe('no AUTHORITY_URL: npm start runs the sandbox program beside the servic
     assert.equal(lockHolder(), sandboxPid, "the sandbox keeps its state in the service's data folder");
     assert.ok(fs.readFileSync(path.join(dir, 'sandbox.log'), 'utf8').includes('the sandbox authority is listening'), 'its output goes to the log file');
 
-    const keys = started.output.stdout.match(API_KEY) ?? [];
+    assert.doesNotMatch(started.output.stdout, API_KEY);
+    const keys = fs.readFileSync(demoKeyFileOf(dir), 'utf8').match(API_KEY) ?? [];
     assert.equal(keys.length, 1);
     apiKey = keys[0]!;
     const api = httpClient(`http://127.0.0.1:${port}`, apiKey);

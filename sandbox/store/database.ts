@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { makeOwnerOnlyFolder } from '../../src/owner-only-folder.ts';
 import { acquireDataDirLock } from './data-dir-lock.ts';
 import type { SandboxSchema } from './schema.ts';
 
@@ -52,12 +53,15 @@ export async function openSandboxDatabase(options: StorageOptions): Promise<Sand
 }
 
 async function openEmbedded(dataDir: string): Promise<OpenedDatabase> {
-  fs.mkdirSync(dataDir, { recursive: true });
+  // Owner-only, as the service's: the sandbox's storage holds the client secrets it issued.
+  makeOwnerOnlyFolder(dataDir);
   const lock = acquireDataDirLock(dataDir);
   let pglite: PGlite;
   try {
     const { PGlite } = await import('@electric-sql/pglite');
     pglite = await PGlite.create(path.join(dataDir, 'pgdata'), { parsers });
+    // PGlite unpacks a new database's first files with modes of their own (0666), whatever the umask.
+    makeOwnerOnlyFolder(dataDir);
   } catch (error) {
     lock.release();
     throw error;

@@ -15,6 +15,7 @@ import { registerAdminAuthentication } from './plugins/admin-authentication.ts';
 import { registerAuthentication } from './plugins/authentication.ts';
 import { Drain, registerDrain } from './plugins/drain.ts';
 import { registerIdempotency } from './plugins/idempotency.ts';
+import { OFF_THREAD_JSON_BYTES, parseJsonOffThread } from './json-off-thread.ts';
 import { createMetricsRegistry, registerMetrics } from './plugins/metrics.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
@@ -72,6 +73,9 @@ async function logStream(): Promise<{ stream?: PrettyStream }> {
   };
 }
 
+/** The nearest `hops` proxies are trusted, as Fastify does for a number (its types take only the function). */
+const trustHops = (hops: number) => (_address: string, hop: number): boolean => hop < hops;
+
 /** Builds the HTTP app: plugins in a fixed order, then the routes. */
 export async function buildApp(options: AppOptions): Promise<Api> {
   const { config, database } = options;
@@ -88,6 +92,9 @@ export async function buildApp(options: AppOptions): Promise<Api> {
     // While closing, new requests are refused by the drain's hook (a problem document), not Fastify's own 503.
     return503OnClosing: false,
     routerOptions: ROUTER_OPTIONS,
+    // Behind a TLS-terminating proxy: request.protocol (the console's Secure cookies) and request.ip (the sign-in
+    // throttle, the logs) come from its X-Forwarded-* headers, for the proxies TRUST_PROXY names only.
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
@@ -112,6 +119,20 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   app.removeContentTypeParser(['text/plain', 'application/json']);
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    if (isUtf8(body) && body.length >= OFF_THREAD_JSON_BYTES) {
+      // Large bodies are parsed (and refused when absurd) in a worker thread: no request waits behind them.
+      void parseJsonOffThread(body.toString('utf8')).then((outcome) => {
+        if ('value' in outcome) return done(null, outcome.value);
+        const { kind, message } = outcome.failure;
+        done(
+          kind === 'syntax'
+            ? Object.assign(new Error(`Body is not valid JSON but content-type is set to 'application/json': ${message}`), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' })
+            : new AppError('validation_failed', message, { errors: [{ path: '', code: 'too_many_fields', message }] }),
+          undefined,
+        );
+      });
+      return;
+    }
     if (isUtf8(body)) return parseJson(request, body.toString('utf8'), done);
     done(
       new AppError('validation_failed', 'The body is not valid UTF-8; send JSON text in UTF-8.', {
@@ -138,7 +159,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
     done(new AppError('validation_failed', detail, { errors }));
   });
   await registerOpenApi(app);
-  registerMetrics(app, options.metrics ?? createMetricsRegistry());
+  registerMetrics(app, options.metrics ?? createMetricsRegistry(), config.metricsToken);
   healthRoutes(app, options);
   homeRoutes(app);
 

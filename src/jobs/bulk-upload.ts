@@ -5,6 +5,7 @@ import type { Database } from '../store/database.ts';
 import type { Schema } from '../store/schema.ts';
 import { unfinishedUploadIds } from '../store/uploads.ts';
 import { cancelOrphanedJobs, executorOf, HEARTBEAT_SECONDS } from './boss.ts';
+import { runGuarded } from './poison.ts';
 
 const QUEUE = 'bulk-upload';
 const RECOVERY_BATCH = 1_000;
@@ -51,13 +52,22 @@ export class BulkUploadJobs implements UploadScheduler {
     });
   }
 
-  async work(run: (uploadId: string) => Promise<UploadProgress>): Promise<void> {
+  /**
+   * Works the queue with `run`; an upload whose runs kept being cut off by the process dying is given to `setAside`
+   * instead (src/jobs/poison.ts).
+   */
+  async work(run: (uploadId: string) => Promise<UploadProgress>, setAside: (uploadId: string, reason: string) => Promise<UploadProgress>): Promise<void> {
     const unfinished = await unfinishedUploadIds(this.#database.db, RECOVERY_BATCH);
     const uploads = await cancelOrphanedJobs(this.#boss, this.#database, QUEUE, unfinished);
     if (uploads.length > 0) this.#log.info({ uploads }, 'cancelled the upload jobs of a process that died; resuming them now');
     await this.#boss.work<UploadJob>(QUEUE, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
       if (job === undefined) return;
-      const progress = await run(job.data.uploadId);
+      const { uploadId } = job.data;
+      const progress = await runGuarded(
+        { db: this.#database.db, queue: QUEUE, key: uploadId, log: this.#log },
+        () => run(uploadId),
+        (reason) => setAside(uploadId, reason),
+      );
       if (progress === 'waiting') throw new Error(`upload ${job.data.uploadId} waits on a request the authority has not settled`);
     });
     for (const uploadId of unfinished) await this.#send(uploadId);

@@ -5,6 +5,7 @@ import type { Database } from '../store/database.ts';
 import { openRequestIds } from '../store/requests.ts';
 import type { Schema } from '../store/schema.ts';
 import { cancelOrphanedJobs, executorOf, HEARTBEAT_SECONDS } from './boss.ts';
+import { runGuarded } from './poison.ts';
 import type { RequestScheduler } from './scheduler.ts';
 
 const QUEUE = 'genebrc-advance';
@@ -76,7 +77,10 @@ export class RequestPoller implements RequestScheduler {
     await this.#boss.work<AdvanceJob>(QUEUE, options, async (jobs) => {
       const results: JobResult[] = [];
       for (const job of jobs) {
-        const open = await advance(job.data.requestId);
+        const { requestId } = job.data;
+        // A request whose polls kept taking the process down is no longer polled (its status stays as it is; the
+        // log says why): src/jobs/poison.ts.
+        const open = await runGuarded({ db: this.#database.db, queue: QUEUE, key: requestId, log: this.#log }, () => advance(requestId), async () => false);
         results.push(open ? { id: job.id, status: 'failed', output: { message: `request ${job.data.requestId} is still open` } } : { id: job.id, status: 'completed' });
       }
       return results;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
 import type { Static } from 'typebox';
 import { checkPushMessage } from '../domain/push-message.ts';
 import { AppError, ERROR_TABLE } from '../errors.ts';
@@ -13,8 +12,8 @@ import { storedAcknowledgement, type PushAck } from './genebrc/views.ts';
 import { NOT_RECEIVED_CODE } from './genebrc/progress.ts';
 import type { PushService } from './genebrc/push.ts';
 import { itemsPage, offsetOf, type PageRequest } from './pages.ts';
-import { checkXlsxArchive, detectFormat, readRows, validateRows, type SheetRow } from './spreadsheets/read.ts';
-import { splitRows } from './spreadsheets/split.ts';
+import { detectFormat } from './spreadsheets/read.ts';
+import { checkInWorker } from './spreadsheets/worker.ts';
 import type { RawLine } from '../domain/push-line.ts';
 
 export type BulkUpload = Static<typeof BulkUploadSchema>;
@@ -25,21 +24,6 @@ export type UploadedFile = { fileName: string; contentType: string | undefined; 
 
 /** The same file (by SHA-256) for the same customer within this time answers the upload made of it (contract 11). */
 const SAME_FILE_WINDOW_MS = 24 * 3600 * 1000;
-
-/**
- * The most problems a rejected upload lists; a last entry (`more_problems`) says how many more there were. A file
- * wrong throughout (a shifted column, say) has one problem per row: the first thousand tell what to fix.
- */
-export const MAX_UPLOAD_PROBLEMS = 1_000;
-
-function capped(problems: readonly BulkUploadProblem[]): BulkUploadProblem[] {
-  if (problems.length <= MAX_UPLOAD_PROBLEMS) return [...problems];
-  const more = problems.length - MAX_UPLOAD_PROBLEMS;
-  return [
-    ...problems.slice(0, MAX_UPLOAD_PROBLEMS),
-    { row: null, column: null, code: 'more_problems', message: `${more} more problems are not listed; fix those above and upload the file again.` },
-  ];
-}
 
 function uploadView(upload: store.UploadRow, pushes: readonly store.UploadPushRow[]): BulkUpload {
   return {
@@ -80,20 +64,6 @@ function neverReceived(ack: PushAck): boolean {
 
 function rowSpan(rows: readonly number[]): string {
   return rows.length === 1 ? `Row ${rows[0]}` : `Rows ${rows[0]}-${rows.at(-1)}`;
-}
-
-/** The file's rows; an XLSX archive is sized first, so that a zip bomb is refused before anything is unpacked. */
-async function* sizedRows(format: 'csv' | 'xlsx', file: Buffer): AsyncGenerator<SheetRow> {
-  if (format === 'xlsx') checkXlsxArchive(file);
-  yield* readRows(format, Readable.from([file]));
-}
-
-/** Counts the rows read, for an upload's rowCount. */
-async function* counted(rows: AsyncIterable<SheetRow>, count: { rows: number }): AsyncGenerator<SheetRow> {
-  for await (const row of rows) {
-    count.rows++;
-    yield row;
-  }
 }
 
 /**
@@ -176,6 +146,34 @@ export class BulkUploads {
     return this.#pushAll(upload);
   }
 
+  /**
+   * Fails for good an upload whose work kept taking the service down (a poison job, src/jobs/poison.ts): one being
+   * validated is rejected; one being pushed has its pushes not yet sent recorded as Failed (those already sent keep
+   * their outcome) and completes once every push has one. Either way with `reason`, code processing_stopped.
+   */
+  async setAside(uploadId: string, reason: string): Promise<UploadProgress> {
+    const upload = await store.findUploadForWork(this.#context.db, uploadId);
+    if (upload === undefined) return 'finished';
+    const problem = { row: null, column: null, code: 'processing_stopped', message: `This upload was stopped: ${reason}. Nothing more of it will be pushed; check the file and upload it again.` };
+    const { db } = this.#context;
+    if (upload.status === 'validating') {
+      await db.transaction().execute(async (tx) => {
+        if (!(await store.rejectUpload(tx, uploadId, 0, [problem]))) return;
+        await this.#recordFinished(tx, uploadId);
+      });
+      this.#context.outbox.committed();
+      return 'finished';
+    }
+    if (upload.status !== 'pushing') return 'finished';
+    for (let push = await store.nextUnsentPush(db, uploadId); push !== undefined; push = await store.nextUnsentPush(db, uploadId)) {
+      const { push_index: index, spreadsheet_rows: rows } = push;
+      const failure = { ...problem, message: `${rowSpan(rows)} were not pushed. ${problem.message}` };
+      await db.transaction().execute((tx) => store.recordPushOutcome(tx, uploadId, index, { ackStatus: 'Failed', errors: [failure], rows: rows.length }));
+    }
+    // Pushes already stored as requests take their outcome from the authority's answer, as ever.
+    return this.#pushAll(upload);
+  }
+
   async #view(db: ServiceContext['db'], upload: store.UploadRow): Promise<BulkUpload> {
     return uploadView(upload, (await store.pushesOf(db, [upload.id])).get(upload.id) ?? []);
   }
@@ -184,22 +182,18 @@ export class BulkUploads {
   async #validate(upload: store.UploadRow): Promise<void> {
     const content = await store.readUploadFile(this.#context.db, upload.id);
     if (content === null) return;
-    const format = detectFormat({ fileName: upload.file_name, head: content.subarray(0, 4) }) ?? 'csv';
-    const count = { rows: 0 };
-    const file = Buffer.from(content);
-    const rows = counted(sizedRows(format, file), count);
-    const { lines, problems } = await validateRows(rows, { uploadType: upload.upload_type });
+    // In a worker thread with its own memory limit and deadline: a hostile file rejects its upload, nothing more.
+    const { rowCount, lineCount, problems, pushes } = await checkInWorker({ file: content, fileName: upload.file_name, uploadType: upload.upload_type });
     const { db } = this.#context;
     if (problems.length > 0) {
       await db.transaction().execute(async (tx) => {
-        if (!(await store.rejectUpload(tx, upload.id, count.rows, capped(problems)))) return;
+        if (!(await store.rejectUpload(tx, upload.id, rowCount, problems))) return;
         await this.#recordFinished(tx, upload.id);
       });
       this.#context.outbox.committed();
       return;
     }
-    const pushes = splitRows(lines);
-    await db.transaction().execute((tx) => store.planUpload(tx, upload.id, lines.length, pushes));
+    await db.transaction().execute((tx) => store.planUpload(tx, upload.id, lineCount, pushes));
   }
 
   /** Sends the planned pushes in order, recording each outcome; completes the upload once every push has one. */

@@ -10,12 +10,17 @@ import { DECOY_PASSWORD_HASH, verifyPassword } from './passwords.ts';
  * - A session is a random 256-bit token in an HttpOnly cookie; only its SHA-256 is stored, with an absolute expiry
  *   `sessionHours` after the sign-in (no sliding). Sign-out deletes it; a disabled user's sessions stop at once (every
  *   request reads the user's `disabled` with the session).
- * - Repeated failures are slowed per e-mail address and per client address: after FREE_FAILURES wrong passwords for
- *   an address (FREE_FAILURES_PER_CLIENT from one client), the next attempt must wait, 30 s and then twice as long
- *   after each further failure, at most 15 minutes (`retryDelaySeconds`). An attempt that must wait is answered at once
- *   and is not counted; failures are forgotten 24 hours after the last one, and a right password clears its address's.
- * - Each attempt is counted before its password is checked (a compare-and-set on the stored counter), so concurrent
- *   guesses cannot slip past the limit; a right password then takes its count back.
+ * - Repeated failures are slowed per e-mail address and client together, and per client: after FREE_FAILURES wrong
+ *   passwords for an address from one client (FREE_FAILURES_PER_CLIENT from one client, any addresses), that client's
+ *   next attempt must wait, 30 s and then twice as long after each further failure, at most 15 minutes
+ *   (`retryDelaySeconds`). Whoever guesses is slowed; the user, signing in from their own client, never is: knowing a
+ *   user's e-mail address no longer lets anyone keep them out (issue 23). An attempt that must wait is answered at
+ *   once and is not counted; failures are forgotten 24 hours after the last one, and a right password clears its
+ *   address's and takes its own attempt back from its client's.
+ * - Each attempt is counted before its password is checked (in memory, before anything is awaited), so concurrent
+ *   guesses cannot slip past the limit. The counts are this process's.
+ * - The user is told: wrong passwords for a known address are also counted on the user, and the sign-in that follows
+ *   reports how many there were since the last one (`failedAttemptsSince`), which the console shows.
  * - Nothing tells whether an e-mail address has a user: an unknown address is checked against a decoy hash (as
  *   slow as a real check) and slowed the same way, its failures counted in this process's memory.
  */
@@ -93,7 +98,8 @@ export type ConsoleSession = {
 };
 
 export type SignInResult =
-  | { outcome: 'signed_in'; token: string; session: ConsoleSession }
+  /** `failedAttemptsSince`: wrong passwords for this address (from anywhere) since its last sign-in, in the last 24 h. */
+  | { outcome: 'signed_in'; token: string; session: ConsoleSession; failedAttemptsSince: number }
   /** Wrong e-mail or password (which of the two is never told). */
   | { outcome: 'refused' }
   /** The right password of a user an operator disabled. */
@@ -116,7 +122,7 @@ export class ConsoleSessions {
   readonly #sessionMs: number;
   readonly #now: () => Date;
   readonly #clients = new FailureCounters();
-  readonly #unknownEmails = new FailureCounters();
+  readonly #pairs = new FailureCounters();
 
   constructor(options: ConsoleSessionsOptions) {
     this.#db = options.db;
@@ -133,25 +139,27 @@ export class ConsoleSessions {
     const clientWait = secondsToWait(fromClient.failures, fromClient.lastAt, now, FREE_FAILURES_PER_CLIENT);
     if (clientWait > 0) return { outcome: 'slowed', retryAfterSeconds: clientWait };
 
-    const plausible = email.length > 0 && email.length <= MAX_EMAIL_LENGTH && password.length <= MAX_PASSWORD_LENGTH;
-    const user = plausible ? await store.findUserByEmail(this.#db, email) : undefined;
-    const emailKey = `email:${email.slice(0, MAX_EMAIL_LENGTH).toLowerCase()}`;
-    if (user === undefined) {
-      const counted = this.#unknownEmails.get(emailKey, now);
-      const wait = secondsToWait(counted.failures, counted.lastAt, now, FREE_FAILURES);
-      if (wait > 0) return { outcome: 'slowed', retryAfterSeconds: wait };
-      this.#unknownEmails.count(emailKey, now);
-    } else {
-      const wait = await this.#countAttempt(user, now);
-      if (wait > 0) return { outcome: 'slowed', retryAfterSeconds: wait };
-    }
+    const emailKey = email.slice(0, MAX_EMAIL_LENGTH).toLowerCase();
+    const pairKey = `${clientKey}|email:${emailKey}`;
+    const pair = this.#pairs.get(pairKey, now);
+    const wait = secondsToWait(pair.failures, pair.lastAt, now, FREE_FAILURES);
+    if (wait > 0) return { outcome: 'slowed', retryAfterSeconds: wait };
+    // Counted before anything is awaited: concurrent guesses from one client cannot slip past the limit.
+    this.#pairs.count(pairKey, now);
     this.#clients.count(clientKey, now);
 
+    const plausible = email.length > 0 && email.length <= MAX_EMAIL_LENGTH && password.length <= MAX_PASSWORD_LENGTH;
+    const user = plausible ? await store.findUserByEmail(this.#db, email) : undefined;
     // Always one scrypt check, so that an unknown address takes as long as a wrong password.
     const right = await verifyPassword(plausible ? password : '', user?.passwordHash ?? DECOY_PASSWORD_HASH);
-    if (user === undefined || !right || !plausible) return { outcome: 'refused' };
+    if (user === undefined || !right || !plausible) {
+      if (user !== undefined) await store.recordSignInFailure(this.#db, user.id, now, FAILURE_MEMORY_MS);
+      return { outcome: 'refused' };
+    }
 
+    const failedAttemptsSince = remembered(user.failedSignIns, user.lastFailedSignInAt, now);
     await store.clearSignInFailures(this.#db, user.id);
+    this.#pairs.clear(pairKey);
     this.#clients.uncount(clientKey);
     if (user.disabled) return { outcome: 'disabled' };
     const token = randomBytes(32).toString('base64url');
@@ -162,24 +170,8 @@ export class ConsoleSessions {
       outcome: 'signed_in',
       token,
       session: { userId: user.id, email: user.email, platformId: user.platformId, platformName: user.platformName, expiresAt },
+      failedAttemptsSince,
     };
-  }
-
-  /**
-   * Counts an attempt against a known user (compare-and-set, retried when a concurrent attempt counted first); the
-   * seconds to wait instead when the user's failures say so.
-   */
-  async #countAttempt(found: store.SignInUserRow, now: Date): Promise<number> {
-    let user: store.SignInUserRow | undefined = found;
-    for (let tries = 0; tries < 5 && user !== undefined; tries++) {
-      const wait = secondsToWait(user.failedSignIns, user.lastFailedSignInAt, now, FREE_FAILURES);
-      if (wait > 0) return wait;
-      const failures = remembered(user.failedSignIns, user.lastFailedSignInAt, now) + 1;
-      if (await store.countSignInAttempt(this.#db, user.id, { expected: user.failedSignIns, failures, at: now })) return 0;
-      user = await store.findUserByEmail(this.#db, user.email);
-    }
-    // Many attempts at once for one address: this one waits a moment.
-    return 1;
   }
 
   /** The session of a cookie's token, or null: unknown, expired (then deleted), or its user disabled. */

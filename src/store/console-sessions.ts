@@ -49,23 +49,16 @@ export async function findUserByEmail(db: Kysely<Schema>, email: string): Promis
   );
 }
 
-/**
- * Counts one sign-in attempt against the user before its password is checked, on condition that the counter is still
- * `expected` (a compare-and-set: of concurrent attempts, each is counted once, so none slips past the limit). False
- * when the counter changed meanwhile.
- */
-export async function countSignInAttempt(
-  db: Kysely<Schema>,
-  userId: string,
-  change: { expected: number; failures: number; at: Date },
-): Promise<boolean> {
-  const updated = await db
+/** A wrong password for the user, counted (a count older than `memoryMs` starts again at one). */
+export async function recordSignInFailure(db: Kysely<Schema>, userId: string, at: Date, memoryMs: number): Promise<void> {
+  await db
     .updateTable('console_users')
-    .set({ failed_sign_ins: change.failures, last_failed_sign_in_at: change.at })
+    .set({
+      failed_sign_ins: sql`case when last_failed_sign_in_at > ${new Date(at.getTime() - memoryMs)} then failed_sign_ins + 1 else 1 end`,
+      last_failed_sign_in_at: at,
+    })
     .where('id', '=', userId)
-    .where('failed_sign_ins', '=', change.expected)
-    .executeTakeFirst();
-  return Number(updated.numUpdatedRows) === 1;
+    .execute();
 }
 
 /** A right password: the failures counted so far are forgotten. */

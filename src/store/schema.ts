@@ -254,6 +254,14 @@ export type ConsoleSessionsTable = {
   expires_at: Date;
 };
 
+/** A background job's key while it runs; unfinished counts the runs that never ended (src/jobs/poison.ts). */
+export type JobRunsTable = {
+  queue: string;
+  job_key: string;
+  unfinished: number;
+  updated_at: Timestamp;
+};
+
 export type Schema = {
   platforms: PlatformsTable;
   api_keys: ApiKeysTable;
@@ -275,4 +283,5 @@ export type Schema = {
   bulk_upload_pushes: BulkUploadPushesTable;
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;
+  job_runs: JobRunsTable;
 };

@@ -133,7 +133,8 @@ export async function rejectUpload(db: Kysely<Schema>, id: string, rowCount: num
   return result.numUpdatedRows > 0n;
 }
 
-export type PlannedPush = { rows: number[]; lines: readonly Record<string, unknown>[] };
+/** A push as planned: its lines' spreadsheet rows, and its lines as JSON (made where the file was checked). */
+export type PlannedPush = { rows: number[]; linesJson: string };
 
 /** Stores an upload's pushes and moves it from validating to pushing, dropping its file; false when it had moved. */
 export async function planUpload(db: Kysely<Schema>, id: string, rowCount: number, pushes: readonly PlannedPush[]): Promise<boolean> {
@@ -147,7 +148,7 @@ export async function planUpload(db: Kysely<Schema>, id: string, rowCount: numbe
   for (const [index, push] of pushes.entries()) {
     await db
       .insertInto('bulk_upload_pushes')
-      .values({ upload_id: id, push_index: index, spreadsheet_rows: JSON.stringify(push.rows), lines: JSON.stringify(push.lines) })
+      .values({ upload_id: id, push_index: index, spreadsheet_rows: JSON.stringify(push.rows), lines: push.linesJson })
       .execute();
   }
   return true;

@@ -118,12 +118,24 @@ describeConsole('console: overview and the generation wizard', (h) => {
     await page.getByRole('status').filter({ hasText: 'No problems' }).waitFor();
     assert.match(await page.locator('table.review-lines').innerText(), new RegExp(`7001[\\s\\S]*${irm.irmNumber}[\\s\\S]*${irm.remittanceFCC} 75\\.50`));
     await shots(h, page, 'generate-review');
+    // The push form as sent, to send it once more below (a double click, a resend after a lost answer).
+    const pushForm: [string, string][] = await page.evaluate(() => {
+      const form = (globalThis as any).document.querySelector('form[action="/console/generate/push"]');
+      return [...new (globalThis as any).FormData(form)].map(([name, value]: [string, unknown]) => [name, String(value)]);
+    });
+    assert.ok(pushForm.some(([name, value]) => name === 'pushKey' && /^console-push-/.test(value)), 'the form carries its push key');
     await page.getByRole('button', { name: 'Push 1 line to the authority' }).click();
     await page.waitForURL(new RegExp(`/console/requests/${customerId}/EBRCGW`));
     await page.getByRole('heading', { level: 1, name: /^Request EBRCGW/ }).waitFor();
     const lines = await page.locator('table.lines').innerText();
     assert.match(lines, new RegExp(`7001[\\s\\S]*${irm.irmNumber}[\\s\\S]*${irm.remittanceFCC} 75\\.50`));
     await shots(h, page, 'generate-request');
+    // The same form sent again finds the same request: nothing is pushed twice.
+    const resentTo: string = await page.evaluate(async (fields) => {
+      const answer = await fetch('/console/generate/push', { method: 'POST', body: new URLSearchParams(fields), credentials: 'same-origin' });
+      return answer.url;
+    }, pushForm);
+    assert.equal(new URL(resentTo).pathname, new URL(page.url()).pathname);
     // The IRM's balance moved by exactly the mapped amount.
     const now = await h.request('POST', '/api/v1/irm/refresh', { query: { platformCustomerId: customerId, irmNumber: irm.irmNumber }, body: {} });
     assert.equal(cents(now.body.data[0].irmAvailableAmt), cents(irm.irmAvailableAmt) - 7550n);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { Readable } from 'node:stream';
 import { addConsoleUser, PASSWORD, type ConsoleUserLogin } from '../support/console.ts';
 import { describeEachBackend } from '../support/harness.ts';
 
@@ -57,6 +58,51 @@ describeEachBackend('console over HTTP', (h) => {
 
   before(async () => {
     user = await addConsoleUser(h, h.platformA.id, `http-${h.backend}@platform-a.example`);
+  });
+
+  test('wrong passwords from another client never keep the user out, and the user is told of them', async () => {
+    const target = await addConsoleUser(h, h.platformA.id, `told-${h.backend}@platform-a.example`);
+    const attacker: Jar = new Map();
+    const page = await h.service.app.inject({ method: 'GET', url: '/console/sign-in', remoteAddress: '203.0.113.66' });
+    keep(attacker, page.headers['set-cookie']);
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const guess = await h.service.app.inject({
+        method: 'POST',
+        url: '/console/sign-in',
+        remoteAddress: '203.0.113.66',
+        headers: { cookie: cookieHeader(attacker), 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ _csrf: csrfOf(page.body), email: target.email, password: `guess ${attempt}` }).toString(),
+      });
+      assert.equal(guess.statusCode, attempt < 5 ? 401 : 429);
+    }
+    const jar: Jar = new Map();
+    const signIn = await send(jar, 'GET', '/console/sign-in');
+    const { response } = await send(jar, 'POST', '/console/sign-in', { _csrf: csrfOf(signIn.response.body), email: target.email, password: PASSWORD });
+    assert.equal(response.statusCode, 303, response.body);
+    const location = String(response.headers.location);
+    assert.match(location, /signInFailures=5/);
+    let next = await send(jar, 'GET', location);
+    if (next.response.statusCode === 303) next = await send(jar, 'GET', String(next.response.headers.location));
+    assert.match(next.response.body, /There were 5 wrong passwords for your e-mail address since your last sign-in/);
+  });
+
+  test('an upload without a valid session is sent to sign in before its body is read', async () => {
+    // A body that never ends: were it read before the session check, no answer would ever come.
+    const endless = new Readable({ read() {} });
+    endless.push('--x\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n' + 'a,b\n'.repeat(1000));
+    const answer = h.service.app.inject({
+      method: 'POST',
+      url: '/console/uploads',
+      headers: { cookie: 'ebrc_console_session=forged-or-expired', 'content-type': 'multipart/form-data; boundary=x' },
+      payload: endless,
+    });
+    const timeout = new Promise<'no answer'>((resolve) => setTimeout(() => resolve('no answer'), 10_000).unref());
+    const response = await Promise.race([answer, timeout]);
+    endless.push(null);
+    assert.notEqual(response, 'no answer', 'the body was read before the session was checked');
+    if (response === 'no answer') return;
+    assert.equal(response.statusCode, 303);
+    assert.match(String(response.headers.location), /^\/console\/sign-in/);
   });
 
   test('a visitor is redirected to sign-in (303), with the page to come back to', async () => {

@@ -113,6 +113,12 @@ describeEachBackend('operations', (h) => {
     assert.equal(response.status, 200);
     assert.match(String(response.headers['content-type']), /^text\/html/);
     assert.match(response.text, /<html/i);
+    // Its own scripts and styles only, and never in a frame (clickjacking).
+    const policy = String(response.headers['content-security-policy']);
+    assert.match(policy, /frame-ancestors 'none'/);
+    assert.match(policy, /default-src 'self'/);
+    assert.match(policy, /script-src 'self'/);
+    assert.doesNotMatch(policy, /unsafe-inline|unsafe-eval|upgrade-insecure-requests/);
   });
 
   test('x-request-id: a sane incoming one is kept, anything else is replaced, and problems carry it', async () => {

@@ -103,28 +103,39 @@ for (const backend of backends()) {
       assert.equal((await sessions.signIn(user.email, 'wrong', '10.0.0.2')).outcome, 'refused');
     });
 
-    test('failures per e-mail: five free, then a wait that grows; forgotten after 24 h; a right password clears them', async () => {
+    test("failures per e-mail and client: five free, then that client waits, longer each time; the user's own client never does", async () => {
       const user = await newUser();
+      const attacker = '10.1.0.66';
       for (let attempt = 1; attempt <= FREE_FAILURES; attempt++) {
-        assert.equal((await sessions.signIn(user.email, `wrong ${attempt}`, `10.1.0.${attempt}`)).outcome, 'refused');
+        assert.equal((await sessions.signIn(user.email, `wrong ${attempt}`, attacker)).outcome, 'refused');
       }
-      assert.deepEqual(await sessions.signIn(user.email, PASSWORD, '10.1.1.1'), { outcome: 'slowed', retryAfterSeconds: 30 });
+      assert.deepEqual(await sessions.signIn(user.email, 'guess', attacker), { outcome: 'slowed', retryAfterSeconds: 30 });
       later(10);
-      assert.deepEqual(await sessions.signIn(user.email, PASSWORD, '10.1.1.1'), { outcome: 'slowed', retryAfterSeconds: 20 });
+      assert.deepEqual(await sessions.signIn(user.email, PASSWORD, attacker), { outcome: 'slowed', retryAfterSeconds: 20 });
       later(20);
-      assert.equal((await sessions.signIn(user.email, 'wrong 6', '10.1.1.1')).outcome, 'refused');
-      assert.deepEqual(await sessions.signIn(user.email, PASSWORD, '10.1.1.1'), { outcome: 'slowed', retryAfterSeconds: 60 });
-      later(24 * 3600);
+      assert.equal((await sessions.signIn(user.email, 'wrong 6', attacker)).outcome, 'refused');
+      assert.deepEqual(await sessions.signIn(user.email, 'guess', attacker), { outcome: 'slowed', retryAfterSeconds: 60 });
+
+      // Meanwhile the user, from their own client, signs in at once with the right password, and is told.
       const signedIn = await sessions.signIn(user.email, PASSWORD, '10.1.1.1');
       assert.equal(signedIn.outcome, 'signed_in');
+      assert.equal(signedIn.outcome === 'signed_in' && signedIn.failedAttemptsSince, FREE_FAILURES + 1);
       const row = await database.db.selectFrom('console_users').select(['failed_sign_ins', 'last_failed_sign_in_at']).where('id', '=', user.id).executeTakeFirstOrThrow();
       assert.equal(row.failed_sign_ins, 0);
       assert.equal(row.last_failed_sign_in_at, null);
+      const again = await sessions.signIn(user.email, PASSWORD, '10.1.1.1');
+      assert.equal(again.outcome === 'signed_in' && again.failedAttemptsSince, 0);
+
+      // The attacker's client is still slowed; its failures are forgotten 24 h after the last.
+      assert.equal((await sessions.signIn(user.email, 'guess', attacker)).outcome, 'slowed');
+      later(24 * 3600);
+      assert.equal((await sessions.signIn(user.email, 'wrong 7', attacker)).outcome, 'refused');
+      later(24 * 3600);
     });
 
-    test('concurrent wrong passwords are each counted: no more than the free ones get past the limit', async () => {
+    test('concurrent wrong passwords from one client are each counted: no more than the free ones get past the limit', async () => {
       const user = await newUser();
-      const results = await Promise.all(Array.from({ length: 12 }, (_, index) => sessions.signIn(user.email, `wrong ${index}`, `10.2.0.${index}`)));
+      const results = await Promise.all(Array.from({ length: 12 }, (_, index) => sessions.signIn(user.email, `wrong ${index}`, '10.2.0.1')));
       const checked = results.filter((result) => result.outcome === 'refused').length;
       assert.ok(checked <= FREE_FAILURES, `${checked} passwords were checked`);
       assert.ok(results.every((result) => result.outcome === 'refused' || result.outcome === 'slowed'));
@@ -133,7 +144,7 @@ for (const backend of backends()) {
 
     test('an unknown e-mail is slowed the same way, so that nothing tells it from a known one', async () => {
       for (let attempt = 1; attempt <= FREE_FAILURES; attempt++) {
-        assert.equal((await sessions.signIn('nobody@platform.example', `guess ${attempt}`, `10.3.0.${attempt}`)).outcome, 'refused');
+        assert.equal((await sessions.signIn('nobody@platform.example', `guess ${attempt}`, '10.3.1.1')).outcome, 'refused');
       }
       assert.deepEqual(await sessions.signIn('NOBODY@platform.example', 'guess', '10.3.1.1'), { outcome: 'slowed', retryAfterSeconds: 30 });
       later(24 * 3600);

@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { demoKeyFileOf } from '../../src/service-file.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import type { TestResponse } from './harness.ts';
@@ -108,9 +110,11 @@ export async function gatewayApiKey(
   platformName: string,
 ): Promise<string> {
   if (!scratch.databaseUrl) {
-    const printed = API_KEY.exec(gateway.output());
-    assert.ok(printed, `no API key printed: ${gateway.output()}`);
-    return printed[0];
+    // Not in a terminal: the first start writes the demo key to its file, never to the output.
+    assert.doesNotMatch(gateway.output(), API_KEY, 'the demo key is not in the output');
+    const written = API_KEY.exec(fs.readFileSync(demoKeyFileOf(scratch.dataDir), 'utf8'));
+    assert.ok(written, 'the demo key file holds the key');
+    return written[0];
   }
   const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
   try {

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Metrics in the Prometheus text format
-         * @description Request counts and latency by method, route and status (`http_requests_total`, `http_request_duration_seconds`), webhook delivery and outbox metrics, and the process's default metrics (memory, event loop, GC). No API key: keep it on an internal network.
+         * @description Request counts and latency by method, route and status (`http_requests_total`, `http_request_duration_seconds`), webhook delivery and outbox metrics, and the process's default metrics (memory, event loop, GC). No API key. Answered to clients on loopback only (404 to any other), unless METRICS_TOKEN is set: then also to any client that sends it as `Authorization: Bearer <token>`.
          */
         get: operations["getMetrics"];
         put?: never;

@@ -96,8 +96,9 @@ export async function registerConsole(app: Api, deps: Deps): Promise<void> {
     reply.headers(SECURITY_HEADERS);
     done();
   });
-  // Who is signed in (the session cookie), before any route: a route that requires a user gets one or is never run.
-  app.addHook('preHandler', async (request, reply) => {
+  // Who is signed in (the session cookie), as soon as the route is known and before any body is read: a route that
+  // requires a user gets one or is never run, and a visitor without a session never has a body read.
+  app.addHook('onRequest', async (request, reply) => {
     // The style sheet and the script are everyone's: no session to read.
     if (request.routeOptions.url === ASSETS_ROUTE) return;
     const token = request.cookies[SESSION_COOKIE];
@@ -164,7 +165,11 @@ export async function registerConsole(app: Api, deps: Deps): Promise<void> {
     if (asset === undefined) return reply.callNotFound();
     return reply.type(asset.type).header('cache-control', 'public, max-age=86400').send(asset.body);
   });
-  app.get('/', async (_request, reply) => reply.redirect(NAVIGATION[0]?.href ?? `${CONSOLE_PREFIX}/sign-in`, 303));
+  // The query goes along (the notice of a sign-in that followed wrong passwords, say).
+  app.get('/', async (request, reply) => {
+    const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
+    return reply.redirect(`${NAVIGATION[0]?.href ?? `${CONSOLE_PREFIX}/sign-in`}${query}`, 303);
+  });
   signInRoutes(app, sessions, deps.config.consoleSessionHours);
   for (const page of CONSOLE_PAGES) page.routes(app, deps);
 }

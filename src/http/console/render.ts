@@ -39,6 +39,16 @@ function navigation(entries: readonly NavEntry[], path: string): (NavEntry & { c
   return entries.map((entry) => ({ ...entry, current: path === entry.href || path.startsWith(`${entry.href}/`) }));
 }
 
+/** The query parameter by which the page after a sign-in learns of the wrong passwords before it. */
+export const SIGN_IN_FAILURES_PARAM = 'signInFailures';
+
+/** The notice on the first page after a sign-in that followed wrong passwords for the user's address; else null. */
+function signInFailuresNotice(request: FastifyRequest): string | null {
+  const failures = Number((request.query as Record<string, unknown> | undefined)?.[SIGN_IN_FAILURES_PARAM]);
+  if (request.consoleSession === null || !Number.isInteger(failures) || failures < 1 || failures > 1_000_000) return null;
+  return `There ${failures === 1 ? 'was 1 wrong password' : `were ${failures} wrong passwords`} for your e-mail address since your last sign-in. If they were not yours, someone may be guessing it: tell your operator, and keep your password long and your own.`;
+}
+
 /**
  * Renders a view (src/http/console/views/<view>.eta) in the layout, with what every page has: the user, the
  * navigation, a CSRF token for its forms (`it.csrf`), the helpers (`it.h`) and the page's own data. Never cached.
@@ -55,6 +65,7 @@ export async function render(
     problem: null,
     notice: null,
     ...data,
+    signInNotice: signInFailuresNotice(request),
     session: request.consoleSession,
     nav: request.consoleSession === null ? [] : navigation(request.consoleNav, path),
     csrf: reply.generateCsrf({ secure: isHttps(request) }),

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleSessions } from '../../services/console-sessions.ts';
 import type { Api } from '../deps.ts';
 import { formFields, text } from './forms.ts';
-import { CONSOLE_PREFIX, isHttps, queryOf, redirectTo, render } from './render.ts';
+import { CONSOLE_PREFIX, isHttps, queryOf, redirectTo, render, SIGN_IN_FAILURES_PARAM } from './render.ts';
 
 /** The session cookie: a random token (its SHA-256 is what the database keeps), HttpOnly, SameSite=Lax, /console only. */
 export const SESSION_COOKIE = 'ebrc_console_session';
@@ -20,6 +20,12 @@ export function afterSignIn(next: string | undefined): string {
   if (next === undefined || !next.startsWith(`${CONSOLE_PREFIX}/`) || next.startsWith('//') || /[\\\s]/.test(next)) return CONSOLE_PREFIX;
   if (next.startsWith(`${CONSOLE_PREFIX}/sign-`)) return CONSOLE_PREFIX;
   return next;
+}
+
+/** The page to go to after a sign-in, telling the user of the wrong passwords for their address since the last one. */
+function withSignInFailures(path: string, failures: number): string {
+  if (failures === 0) return path;
+  return `${path}${path.includes('?') ? '&' : '?'}${SIGN_IN_FAILURES_PARAM}=${failures}`;
 }
 
 function waitText(seconds: number): string {
@@ -60,8 +66,8 @@ export function signInRoutes(app: Api, sessions: ConsoleSessions, sessionHours: 
           secure: isHttps(request),
           maxAge: sessionHours * 60 * 60,
         });
-        request.log.info({ consoleUser: result.session.userId, platform: result.session.platformId }, 'console sign-in');
-        return reply.redirect(afterSignIn(next), 303);
+        request.log.info({ consoleUser: result.session.userId, platform: result.session.platformId, failedAttemptsSince: result.failedAttemptsSince }, 'console sign-in');
+        return reply.redirect(withSignInFailures(afterSignIn(next), result.failedAttemptsSince), 303);
       case 'refused':
         request.log.info('console sign-in refused: wrong e-mail or password');
         return signInPage(request, reply, { email, next }, {
@@ -82,7 +88,7 @@ export function signInRoutes(app: Api, sessions: ConsoleSessions, sessionHours: 
         return signInPage(request, reply, { email, next }, {
           status: 429,
           title: 'Too many failed sign-ins',
-          detail: `There were too many wrong passwords for this e-mail address or from your network. Wait ${waitText(result.retryAfterSeconds)}, then try again.`,
+          detail: `There were too many wrong passwords for this e-mail address from your network, or from your network for any address. Wait ${waitText(result.retryAfterSeconds)}, then try again; from another network you can sign in at once.`,
         });
     }
   });

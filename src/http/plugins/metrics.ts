@@ -1,4 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../../errors.ts';
+import { adminTokenMatches } from '../../services/admin-token.ts';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export function createMetricsRegistry(): Registry {
@@ -25,8 +27,9 @@ const METRICS_SCHEMA = {
   summary: 'Metrics in the Prometheus text format',
   description:
     'Request counts and latency by method, route and status (`http_requests_total`, `http_request_duration_seconds`), ' +
-    "webhook delivery and outbox metrics, and the process's default metrics (memory, event loop, GC). No API key: keep " +
-    'it on an internal network.',
+    "webhook delivery and outbox metrics, and the process's default metrics (memory, event loop, GC). No API key. " +
+    'Answered to clients on loopback only (404 to any other), unless METRICS_TOKEN is set: then also to any client ' +
+    'that sends it as `Authorization: Bearer <token>`.',
   response: {
     200: {
       description: 'The metrics, in the Prometheus text exposition format 0.0.4',
@@ -35,8 +38,20 @@ const METRICS_SCHEMA = {
   },
 };
 
-/** Request counts and latency by route and status, and GET /metrics in Prometheus text. */
-export function registerMetrics(app: FastifyInstance, registry: Registry): void {
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
+
+/** Whether /metrics may be answered: a loopback client, or the METRICS_TOKEN as a bearer token (constant time). */
+function mayReadMetrics(request: FastifyRequest, token: string | undefined): boolean {
+  if (LOOPBACK.test(request.ip)) return true;
+  const presented = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
+  return token !== undefined && presented !== undefined && adminTokenMatches(presented, token);
+}
+
+/**
+ * Request counts and latency by route and status, and GET /metrics in Prometheus text: for loopback clients, or with
+ * `metricsToken` as a bearer token (the metrics name routes, counts and timings an outsider should not see).
+ */
+export function registerMetrics(app: FastifyInstance, registry: Registry, metricsToken: string | undefined): void {
   const labelNames = ['method', 'route', 'status'] as const;
   const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered', labelNames, registers: [registry] });
   const duration = new Histogram({
@@ -64,7 +79,10 @@ export function registerMetrics(app: FastifyInstance, registry: Registry): void 
     done();
   });
 
-  app.get('/metrics', { schema: METRICS_SCHEMA }, async (_request, reply) =>
-    reply.type(registry.contentType).send(await registry.metrics()),
-  );
+  app.get('/metrics', { schema: METRICS_SCHEMA }, async (request, reply) => {
+    if (!mayReadMetrics(request, metricsToken)) {
+      throw new AppError('not_found', 'Route GET /metrics not found: it answers loopback clients only, or a bearer METRICS_TOKEN.');
+    }
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
 }

@@ -1,7 +1,6 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import { toDdMMyyyy } from '../../domain/dates.ts';
-import { unguardCellText } from '../../domain/spreadsheet-cells.ts';
+import { spreadsheetFieldText, unguardCellText } from '../../domain/spreadsheet-cells.ts';
 import { centsToNumber, parseDecimalString } from '../../domain/money.ts';
 import { normaliseLines, type RawLine } from '../../domain/push-line.ts';
 import { REQUIRED_COLUMNS, SPREADSHEET_COLUMNS, type SpreadsheetColumn } from '../../domain/spreadsheet-columns.ts';
@@ -9,6 +8,8 @@ import { normalizeUploadType, type UploadTypeCode } from '../../domain/upload-ty
 import { PushLineSchema } from '../../http/schemas.ts';
 import { compileRequestValidator } from '../../http/validation.ts';
 import { XLSX_CONTENT_TYPE, type SpreadsheetFormat } from './template.ts';
+import { XLSX_LIMITS, XlsxUnreadable, xlsxRows, type XlsxLimits } from './xlsx.ts';
+import { ZipBudgetExceeded, ZipUnreadable } from './zip.ts';
 
 /**
  * One reason an upload is refused (contract 11): `row` as the spreadsheet numbers it (the header is row 1), `column`
@@ -28,7 +29,7 @@ export class SpreadsheetRejected extends Error {
 
 export type SheetRow = { row: number; values: Partial<Record<SpreadsheetColumn, string>> };
 
-export type ReadLimits = { maxRows: number };
+export type ReadLimits = { maxRows: number; xlsx?: XlsxLimits };
 
 export const MAX_UPLOAD_ROWS = 50_000;
 
@@ -121,103 +122,38 @@ async function* csvCells(input: Readable): AsyncGenerator<NumberedCells> {
   }
 }
 
-/** A cell's value as the text a person sees in it (without styles, a date is its ddMMyyyy day). */
-function cellText(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'string') return value;
-  // The shortest text that reads back as the same double: what a number cell holds, never rounded here.
-  if (typeof value === 'number') return String(value);
-  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
-  if (value instanceof Date) {
-    return toDdMMyyyy({ year: value.getUTCFullYear(), month: value.getUTCMonth() + 1, day: value.getUTCDate() });
-  }
-  if (typeof value === 'object') {
-    const cell = value as { richText?: { text: string }[]; text?: unknown; result?: unknown; error?: unknown };
-    if (Array.isArray(cell.richText)) return cell.richText.map((part) => part.text).join('');
-    if ('result' in cell) return cellText(cell.result);
-    if (typeof cell.text === 'string') return cell.text;
-    if (typeof cell.error === 'string') return cell.error;
-  }
-  return String(value);
-}
-
 /**
- * The most an XLSX file may unpack to. The streaming reader copies a worksheet that comes before the shared strings in
- * the archive (Excel's own order) to a temporary file, so a small file that unpacks to gigabytes (a zip bomb) would
- * fill the disk: a full 50,000-row sheet of every column unpacks to well under this.
+ * The most an XLSX upload may hold in memory (the archive itself): the upload form's own limit is 10 MiB, so a
+ * stream longer than this is no upload.
  */
-export const MAX_XLSX_UNPACKED_BYTES = 512 * 1024 * 1024;
+const MAX_XLSX_FILE_BYTES = 16 * 1024 * 1024;
 
-const END_OF_CENTRAL_DIRECTORY = 0x06054b50;
-const CENTRAL_DIRECTORY_ENTRY = 0x02014b50;
-const ZIP64_MARKER = 0xffffffff;
-
-/**
- * What the archive's central directory says its entries unpack to, in bytes; null when the directory cannot be read
- * (not a zip archive, or a ZIP64 one, whose sizes this does not read). Only a whole file in memory can be checked.
- */
-export function unpackedSize(archive: Buffer): number | null {
-  const earliest = Math.max(0, archive.length - 22 - 0xffff);
-  for (let end = archive.length - 22; end >= earliest; end--) {
-    if (archive.readUInt32LE(end) !== END_OF_CENTRAL_DIRECTORY) continue;
-    const entries = archive.readUInt16LE(end + 10);
-    let at = archive.readUInt32LE(end + 16);
-    let total = 0;
-    for (let entry = 0; entry < entries; entry++) {
-      if (at + 46 > archive.length || archive.readUInt32LE(at) !== CENTRAL_DIRECTORY_ENTRY) return null;
-      const size = archive.readUInt32LE(at + 24);
-      if (size === ZIP64_MARKER) return null;
-      total += size;
-      at += 46 + archive.readUInt16LE(at + 28) + archive.readUInt16LE(at + 30) + archive.readUInt16LE(at + 32);
-    }
-    return total;
+async function bytesOf(input: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of input) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    length += buffer.length;
+    if (length > MAX_XLSX_FILE_BYTES) throw new XlsxUnreadable(`it is larger than ${MAX_XLSX_FILE_BYTES / 2 ** 20} MiB`);
+    chunks.push(buffer);
   }
-  return null;
+  return Buffer.concat(chunks);
 }
 
-/** Refuses an XLSX file whose archive cannot be sized or unpacks to more than MAX_XLSX_UNPACKED_BYTES. */
-export function checkXlsxArchive(archive: Buffer): void {
-  const size = unpackedSize(archive);
-  if (size !== null && size <= MAX_XLSX_UNPACKED_BYTES) return;
-  throw new SpreadsheetRejected([
-    {
-      row: null,
-      column: null,
-      code: 'unreadable_file',
-      message:
-        size === null
-          ? 'The file cannot be read as XLSX: its zip directory is missing or uses ZIP64. Save it again from the spreadsheet program, or upload CSV.'
-          : `The file cannot be read as XLSX: it unpacks to ${Math.ceil(size / 1024 / 1024)} MiB, more than ${MAX_XLSX_UNPACKED_BYTES / 1024 / 1024} MiB.`,
-    },
-  ]);
-}
-
-async function* xlsxCells(input: Readable): AsyncGenerator<NumberedCells> {
-  // Streaming: rows are parsed from the first worksheet's XML as it is unzipped; no workbook tree is built.
-  // Loaded on first use: exceljs holds about 17 MB that a service which never reads an XLSX file need not carry.
-  const { default: ExcelJS } = await import('exceljs');
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
-    worksheets: 'emit',
-    sharedStrings: 'cache',
-    // Styles tell which number cells are dates, so that a date typed into irmDt reads as that day.
-    styles: 'cache',
-    hyperlinks: 'ignore',
-    entries: 'ignore',
-  });
-  let row = 0;
+async function* xlsxCells(input: Readable | Uint8Array, limits: XlsxLimits): AsyncGenerator<NumberedCells> {
+  let row: number | null = null;
   try {
-    for await (const worksheet of reader) {
-      for await (const sheetRow of worksheet) {
-        row = sheetRow.number;
-        const values = sheetRow.values as unknown[];
-        // values is 1-based (values[0] is unused): position p holds column p + 1.
-        yield { row, cells: Array.from({ length: Math.max(values.length - 1, 0) }, (_, p) => cellText(values[p + 1])) };
-      }
-      break; // The first worksheet only.
+    const file = input instanceof Uint8Array ? input : await bytesOf(input);
+    for (const sheetRow of xlsxRows(file, limits)) {
+      row = sheetRow.row;
+      yield sheetRow;
     }
   } catch (error) {
     if (error instanceof SpreadsheetRejected) throw error;
-    throw unreadable('xlsx', error, row === 0 ? null : row + 1);
+    if (error instanceof ZipBudgetExceeded || error instanceof ZipUnreadable || error instanceof XlsxUnreadable) {
+      throw new SpreadsheetRejected([{ row: null, column: null, code: 'unreadable_file', message: `The file cannot be read as XLSX: ${error.message}.` }]);
+    }
+    throw unreadable('xlsx', error, row === null ? null : row + 1);
   }
 }
 
@@ -228,8 +164,12 @@ const isBlank = (cells: readonly string[]): boolean => cells.every((cell) => cel
  * Blank rows are skipped (their numbers too). Throws SpreadsheetRejected for a missing header column, for more than
  * `limits.maxRows` rows (as soon as the first row over the limit is read), and for a file that cannot be read.
  */
-export async function* readRows(format: SpreadsheetFormat, input: Readable, limits: ReadLimits = { maxRows: MAX_UPLOAD_ROWS }): AsyncGenerator<SheetRow> {
-  const source = format === 'csv' ? csvCells(input) : xlsxCells(input);
+export async function* readRows(
+  format: SpreadsheetFormat,
+  input: Readable | Uint8Array,
+  limits: ReadLimits = { maxRows: MAX_UPLOAD_ROWS },
+): AsyncGenerator<SheetRow> {
+  const source = format === 'csv' ? csvCells(input instanceof Uint8Array ? Readable.from([input]) : input) : xlsxCells(input, limits.xlsx ?? XLSX_LIMITS);
   let header: Map<number, SpreadsheetColumn> | undefined;
   let count = 0;
   for await (const { row, cells } of source) {
@@ -323,6 +263,17 @@ function convert(kind: ColumnKind, text: string): Conversion {
 
 type Pending = { row: number; line: RawLine; serialNoGiven: boolean; unreadable: Map<string, string> };
 
+/**
+ * The most problems a rejected upload lists; a last entry (`more_problems`) says how many more there were. A file
+ * wrong throughout (a shifted column, say) has a problem on every row, or several: the first thousand tell what to
+ * fix, and the rest are counted, not kept (a million wrong cells would otherwise be a million objects in memory).
+ */
+export const MAX_UPLOAD_PROBLEMS = 1_000;
+
+function moreProblems(count: number): SpreadsheetProblem {
+  return { row: null, column: null, code: 'more_problems', message: `${count} more problems are not listed; fix those above and upload the file again.` };
+}
+
 const CHECK_BATCH = 1_000;
 
 /**
@@ -344,6 +295,12 @@ export async function validateRows(
   if (uploadType === null) throw new RangeError(`Not an upload type: ${JSON.stringify(form.uploadType)}`);
   const lines: SheetLine[] = [];
   const problems: SpreadsheetProblem[] = [];
+  const fileProblems: SpreadsheetProblem[] = [];
+  let unlisted = 0;
+  const report = (problem: SpreadsheetProblem): void => {
+    if (problems.length < MAX_UPLOAD_PROBLEMS) problems.push(problem);
+    else unlisted++;
+  };
   let batch: Pending[] = [];
 
   const checkBatch = (): void => {
@@ -353,14 +310,14 @@ export async function validateRows(
       const pending = match === null ? undefined : batch[Number(match[1])];
       const column = match?.[2] ?? null;
       const cell = column === null ? undefined : pending?.unreadable.get(column);
-      problems.push({
+      report({
         row: pending?.row ?? null,
         column,
         code: problem.code,
         message: cell === undefined ? problem.message : problem.message.replace(/\(got [^)]*\)\.$/, `(got ${JSON.stringify(cell)}).`),
       });
     }
-    if (problems.length === 0) {
+    if (problems.length === 0 && unlisted === 0) {
       for (const pending of batch) {
         if (!pending.serialNoGiven) pending.line.serialNo = SERIAL_NO_UNASSIGNED;
         lines.push({ row: pending.row, line: pending.line });
@@ -375,7 +332,8 @@ export async function validateRows(
       const unreadable = new Map<string, string>();
       let serialNoGiven = true;
       for (const column of SPREADSHEET_COLUMNS) {
-        const text = (values[column] ?? '').trim();
+        const kind = KINDS.get(column) ?? 'text';
+        const text = spreadsheetFieldText(column, (values[column] ?? '').trim(), { money: kind === 'money' });
         if (text === '') {
           if (column === 'serialNo') {
             serialNoGiven = false;
@@ -386,14 +344,14 @@ export async function validateRows(
           // Any other empty cell is an absent field: null for an optional one, `required` from the schema otherwise.
           continue;
         }
-        const { value, unreadableAmount } = convert(KINDS.get(column) ?? 'text', text);
+        const { value, unreadableAmount } = convert(kind, text);
         fields[column] = value;
         if (unreadableAmount) unreadable.set(column, text);
       }
       const accepted = lineValidator(fields);
       if (accepted !== true) {
         for (const fieldError of accepted.error.errors ?? []) {
-          problems.push({ row, column: fieldError.path.replace(/^\//, '') || null, code: fieldError.code, message: fieldError.message });
+          report({ row, column: fieldError.path.replace(/^\//, '') || null, code: fieldError.code, message: fieldError.message });
         }
         continue;
       }
@@ -403,10 +361,14 @@ export async function validateRows(
     if (batch.length > 0) checkBatch();
   } catch (error) {
     if (!(error instanceof SpreadsheetRejected)) throw error;
-    problems.push(...error.problems);
+    fileProblems.push(...error.problems);
   }
-  if (problems.length > 0) return { lines: [], problems: problems.sort(bySheetPosition) };
-  return { lines, problems };
+  if (problems.length === 0 && fileProblems.length === 0) return { lines, problems };
+  // The file's own problems (a missing column, too many rows) come first, whatever rows came before them.
+  const all = [...fileProblems, ...problems.sort(bySheetPosition)];
+  unlisted += Math.max(0, all.length - MAX_UPLOAD_PROBLEMS);
+  const listed = all.slice(0, MAX_UPLOAD_PROBLEMS);
+  return { lines: [], problems: unlisted > 0 ? [...listed, moreProblems(unlisted)] : listed };
 }
 
 const COLUMN_POSITIONS: ReadonlyMap<string, number> = new Map(SPREADSHEET_COLUMNS.map((column, position) => [column, position]));

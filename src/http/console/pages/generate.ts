@@ -1,3 +1,4 @@
+import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { isMappableIrm } from '../../../domain/irm-status.ts';
@@ -8,8 +9,10 @@ import { AppError } from '../../../errors.ts';
 import { requireVerified } from '../../../services/context.ts';
 import { listCustomers, requireCustomer, toCustomer, type Customer } from '../../../services/customers.ts';
 import type { PushBody } from '../../../services/genebrc/push.ts';
+import { storedAcknowledgement } from '../../../services/genebrc/views.ts';
 import { matchIrms } from '../../../services/irm-matching.ts';
 import { refreshIrms, type IrmRecord } from '../../../services/irms.ts';
+import { claimKey, completeKey, linkResource, releaseKey } from '../../../store/idempotency.ts';
 import type { Api, Deps } from '../../deps.ts';
 import { PushBodySchema } from '../../schemas.ts';
 import { formFields, list, text, validated, type FormFields, type Problem } from '../forms.ts';
@@ -79,6 +82,8 @@ const WizardStateSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+const PUSH_KEY = /^console-push-[0-9a-f-]{36}$/;
+
 type WizardState = { customerId: string; uploadType: string; irms: string[]; lines: WizardLine[] };
 
 const blankLine = (irmNumber = ''): WizardLine =>
@@ -328,6 +333,9 @@ async function reviewStep(request: FastifyRequest, reply: FastifyReply, deps: De
     customer,
     state,
     stateJson: JSON.stringify(state),
+    // The push's Idempotency-Key, one per review shown: a second submit of this form (a double click, a resend) finds
+    // the first push's request instead of pushing again.
+    pushKey: `console-push-${randomUUID()}`,
     lines,
     pushErrors,
     problemCount: errors.length,
@@ -482,10 +490,33 @@ export const generatePage: ConsolePage = {
           fields: {},
         });
       }
+      const requestPage = (requestId: string) => reply.redirect(`/console/requests/${customer.id}/${encodeURIComponent(requestId)}`, 303);
+      const key = text(fields, 'pushKey');
+      if (!PUSH_KEY.test(key)) throw new AppError('validation_failed', 'The form has no push key: go back to the review and push from there.', { errors: [] });
+      const claim = { platformId, key, claimId: randomUUID() };
+      const db = deps.database.db;
+      const held = await claimKey(db, { ...claim, fingerprint: createHash('sha256').update(text(fields, 'state', { raw: true })).digest('hex'), keepHours: 24, abandonAfterSeconds: 120 });
+      if (held !== null) {
+        // This form was sent before: its push's request, once stored, is the answer; nothing is pushed again.
+        const ack = held.resourceId === null ? null : await storedAcknowledgement(db, platformId, held.resourceId);
+        if (ack !== null) return requestPage(ack.requestId);
+        return reviewStep(request, reply, deps, state, {
+          status: 409,
+          code: 'push_in_progress',
+          title: 'This push is being sent',
+          detail: 'This form was sent already and its push is on its way: open Requests in a moment to follow it, rather than pushing again.',
+          fields: {},
+        });
+      }
       try {
-        const ack = await deps.push.push(platformId, body);
-        return reply.redirect(`/console/requests/${customer.id}/${encodeURIComponent(ack.requestId)}`, 303);
+        const ack = await deps.push.push(platformId, body, async (tx, resourceId) => {
+          await linkResource(tx, claim, resourceId);
+        });
+        await completeKey(db, claim, { statusCode: 303, responseBody: ack.requestId });
+        return requestPage(ack.requestId);
       } catch (error) {
+        // Nothing of it was committed unless the push stored its request (then the key stays linked to it).
+        await releaseKey(db, claim, { evenIfCommitted: false });
         return reviewStep(request, reply, deps, state, failureOf(request, error));
       }
     });

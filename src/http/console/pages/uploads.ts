@@ -12,7 +12,6 @@ import { formFields, optional, text, validated, type Problem } from '../forms.ts
 import { helpers } from '../helpers.ts';
 import type { ConsolePage } from '../page.ts';
 import { failureOf, platformOf, queryOf, redirectTo, render } from '../render.ts';
-import { SESSION_COOKIE } from '../sign-in.ts';
 
 const PAGE_SIZE = 20;
 const UPLOADS = '/console/uploads';
@@ -181,10 +180,10 @@ export const uploadsPage: ConsolePage = {
       scope.post(
         '/uploads',
         {
-          // The body is read (and its CSRF field with it) before the console's preHandlers check the session and the
-          // token; without a session cookie it is not read at all: the session check sends the visitor to sign in.
+          // Read (and its CSRF field with it) before the console's preHandler checks the token, and only for a
+          // signed-in user: the session is checked before any body is read (the console's onRequest hook).
           preValidation: async (request) => {
-            if (request.cookies[SESSION_COOKIE] === undefined) return;
+            if (request.consoleSession === null) return;
             await readUploadForm(request);
           },
         },

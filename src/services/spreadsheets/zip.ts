@@ -1,0 +1,152 @@
+import { Inflate } from 'fflate';
+
+/**
+ * The entries of a zip archive held in memory, read from its central directory, and inflated with a byte count: what
+ * an entry unpacks to is counted as it is unpacked and stopped at a budget, whatever sizes the archive declares about
+ * itself (those are never read). Nothing is written anywhere.
+ */
+
+export class ZipUnreadable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ZipUnreadable';
+  }
+}
+
+/** Thrown when the entries unpacked together pass the budget: a zip bomb, or a sheet far bigger than any upload. */
+export class ZipBudgetExceeded extends Error {
+  readonly budget: number;
+  constructor(budget: number) {
+    super(`it unpacks to more than ${Math.floor(budget / 2 ** 20)} MiB`);
+    this.name = 'ZipBudgetExceeded';
+    this.budget = budget;
+  }
+}
+
+type ZipEntry = { name: string; method: number; compressedSize: number; localHeaderOffset: number };
+
+const END_OF_CENTRAL_DIRECTORY = 0x06054b50;
+const CENTRAL_DIRECTORY_ENTRY = 0x02014b50;
+const LOCAL_FILE_HEADER = 0x04034b50;
+const ZIP64_MARKER = 0xffffffff;
+const STORED = 0;
+const DEFLATED = 8;
+/** More entries than any workbook has (a sheet per entry, Excel allows 255 sheets or so per practical workbook). */
+const MAX_ENTRIES = 10_000;
+/**
+ * Compressed bytes given to the inflater at a time. Deflate unpacks at most about 1,032 bytes per byte, so one slice
+ * unpacks to at most about 4 MiB before the budget is checked again.
+ */
+const SLICE_BYTES = 4 * 1024;
+
+export class ZipArchive {
+  readonly #bytes: Uint8Array;
+  readonly #view: DataView;
+  readonly #entries = new Map<string, ZipEntry>();
+  #unpackedBytes = 0;
+  readonly #budget: number;
+
+  /** `budget`: the most bytes every entry read from this archive may unpack to, together. */
+  constructor(bytes: Uint8Array, budget: number) {
+    this.#bytes = bytes;
+    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#budget = budget;
+    this.#readDirectory();
+  }
+
+  has(name: string): boolean {
+    return this.#entries.has(name);
+  }
+
+  /** The bytes unpacked so far, every entry together. */
+  get unpackedBytes(): number {
+    return this.#unpackedBytes;
+  }
+
+  /**
+   * The entry's bytes as it unpacks, a slice at a time (each at most about 4 MiB); throws ZipBudgetExceeded as soon as
+   * the archive's budget is passed, and ZipUnreadable for a missing entry or damaged data.
+   */
+  *unpack(name: string): Generator<Uint8Array> {
+    const entry = this.#entries.get(name);
+    if (entry === undefined) throw new ZipUnreadable(`it has no ${name}`);
+    const at = entry.localHeaderOffset;
+    if (at + 30 > this.#bytes.length || this.#view.getUint32(at, true) !== LOCAL_FILE_HEADER) {
+      throw new ZipUnreadable(`the entry ${name} is damaged`);
+    }
+    const start = at + 30 + this.#view.getUint16(at + 26, true) + this.#view.getUint16(at + 28, true);
+    const end = start + entry.compressedSize;
+    if (end > this.#bytes.length) throw new ZipUnreadable(`the entry ${name} is cut short`);
+    if (entry.method === STORED) {
+      for (let from = start; from < end; from += SLICE_BYTES) yield this.#counted([this.#bytes.subarray(from, Math.min(end, from + SLICE_BYTES))]);
+      return;
+    }
+    if (entry.method !== DEFLATED) throw new ZipUnreadable(`the entry ${name} uses a compression method (${entry.method}) other than deflate`);
+    let ended = false;
+    let unpacked: Uint8Array[] = [];
+    let unpackedLength = 0;
+    const inflater = new Inflate((chunk, final) => {
+      unpacked.push(chunk);
+      unpackedLength += chunk.length;
+      // Checked as it unpacks too: one slice can never make more than the budget's worth of memory.
+      if (this.#unpackedBytes + unpackedLength > this.#budget) throw new ZipBudgetExceeded(this.#budget);
+      if (final) ended = true;
+    });
+    const pushes = Math.max(1, Math.ceil((end - start) / SLICE_BYTES));
+    for (let index = 0; index < pushes; index++) {
+      const from = start + index * SLICE_BYTES;
+      try {
+        inflater.push(this.#bytes.subarray(from, Math.min(end, from + SLICE_BYTES)), index === pushes - 1);
+      } catch (error) {
+        if (error instanceof ZipBudgetExceeded) throw error;
+        throw new ZipUnreadable(`the entry ${name} is damaged (${error instanceof Error ? error.message : String(error)})`);
+      }
+      const slice = this.#counted(unpacked);
+      unpacked = [];
+      unpackedLength = 0;
+      if (slice.length > 0) yield slice;
+    }
+    if (!ended) throw new ZipUnreadable(`the entry ${name} is cut short`);
+  }
+
+  #counted(chunks: Uint8Array[]): Uint8Array {
+    const slice = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    this.#unpackedBytes += slice.length;
+    if (this.#unpackedBytes > this.#budget) throw new ZipBudgetExceeded(this.#budget);
+    return slice;
+  }
+
+  #readDirectory(): void {
+    const bytes = this.#bytes;
+    const view = this.#view;
+    const earliest = Math.max(0, bytes.length - 22 - 0xffff);
+    let end = -1;
+    for (let at = bytes.length - 22; at >= earliest; at--) {
+      if (view.getUint32(at, true) === END_OF_CENTRAL_DIRECTORY) {
+        end = at;
+        break;
+      }
+    }
+    if (end < 0) throw new ZipUnreadable('it is not a zip archive (no central directory)');
+    const count = view.getUint16(end + 10, true);
+    if (count > MAX_ENTRIES) throw new ZipUnreadable(`it has more than ${MAX_ENTRIES} entries`);
+    let at = view.getUint32(end + 16, true);
+    if (at === ZIP64_MARKER) throw new ZipUnreadable('it is a ZIP64 archive; save it again from the spreadsheet program');
+    const decoder = new TextDecoder();
+    for (let index = 0; index < count; index++) {
+      if (at + 46 > bytes.length || view.getUint32(at, true) !== CENTRAL_DIRECTORY_ENTRY) throw new ZipUnreadable('its central directory is damaged');
+      const nameLength = view.getUint16(at + 28, true);
+      const entry: ZipEntry = {
+        name: decoder.decode(bytes.subarray(at + 46, at + 46 + nameLength)),
+        method: view.getUint16(at + 10, true),
+        compressedSize: view.getUint32(at + 20, true),
+        localHeaderOffset: view.getUint32(at + 42, true),
+      };
+      if (entry.compressedSize === ZIP64_MARKER || entry.localHeaderOffset === ZIP64_MARKER) {
+        throw new ZipUnreadable('it is a ZIP64 archive; save it again from the spreadsheet program');
+      }
+      this.#entries.set(entry.name, entry);
+      at += 46 + nameLength + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
+    }
+  }
+}

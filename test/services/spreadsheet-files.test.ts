@@ -1,0 +1,314 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { SPREADSHEET_COLUMNS, type SpreadsheetColumn } from '../../src/domain/spreadsheet-columns.ts';
+import { MAX_UPLOAD_PROBLEMS, readRows, validateRows, type SheetRow, type SpreadsheetProblem } from '../../src/services/spreadsheets/read.ts';
+import { XLSX_LIMITS } from '../../src/services/spreadsheets/xlsx.ts';
+import { checkInWorker } from '../../src/services/spreadsheets/worker.ts';
+import {
+  archiveWithDeflated,
+  deflatedRepeat,
+  deflatedText,
+  sharedStringsXml,
+  sheetXml,
+  workbookParts,
+  zipOf,
+  type Cell,
+} from '../support/xlsx-parts.ts';
+
+const FORM = { uploadType: '101' };
+
+const GOOD: Record<SpreadsheetColumn, string> = Object.assign(
+  Object.fromEntries(SPREADSHEET_COLUMNS.map((column) => [column, ''])) as Record<SpreadsheetColumn, string>,
+  {
+    branchSlNo: '0',
+    irmIfscCode: 'ABCD0123456',
+    irmAdCode: '0390004',
+    irmNumber: 'IRM00000001',
+    irmDt: '15092025',
+    irmFCC: 'USD',
+    irmPurposeCode: 'P0103',
+    irmRemitAmtFCC: '94404.25',
+    sbCumInvoiceNumber: '15392',
+    sbCumInvoiceDate: '14092025',
+    portCode: 'INDEL4',
+    billNo: '9807',
+    sbCumInvoiceFCC: 'USD',
+    sbCumInvoiceValueinFCC: '94404.25',
+    mappedIRMAmountFCC: '1566',
+    sacCode1: '998599',
+  },
+);
+
+async function problemsOf(rows: AsyncIterable<SheetRow>): Promise<SpreadsheetProblem[]> {
+  return (await validateRows(rows, FORM)).problems;
+}
+
+const csvField = (value: string): string => (/[",\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+
+const openDescriptors = (): number => readdirSync('/proc/self/fd').length;
+
+/** A worksheet-first archive: header in shared strings (two of them rich text), the row mixing every kind of cell. */
+function worksheetFirstWorkbook(): Buffer {
+  const strings: (string | string[])[] = SPREADSHEET_COLUMNS.map((column, index) => (index % 10 === 3 ? [column.slice(0, 3), column.slice(3)] : column));
+  const sharedFor = new Map<string, number>();
+  const row: (Cell | null)[] = SPREADSHEET_COLUMNS.map((column, index): Cell | null => {
+    const text = GOOD[column];
+    if (text === '') return null;
+    switch (column) {
+      case 'irmAdCode':
+        return { number: '390004' }; // Typed into a general cell: the zero is gone.
+      case 'irmDt':
+        return { number: '45915', dateStyle: true }; // 15 September 2025 as Excel stores it.
+      case 'sbCumInvoiceDate':
+        return { number: '45914' }; // A serial day in a cell whose format was lost.
+      case 'irmRemitAmtFCC':
+        return { number: '94404.250000000001' };
+      case 'billNo':
+        return { rich: ['98', '07'] };
+      case 'branchSlNo':
+        return { number: '0' };
+      default: {
+        if (index % 2 === 0) return { inline: text };
+        if (!sharedFor.has(text)) {
+          sharedFor.set(text, strings.length);
+          strings.push(text);
+        }
+        return { shared: sharedFor.get(text)! };
+      }
+    }
+  });
+  const header = SPREADSHEET_COLUMNS.map((_, index): Cell => ({ shared: index }));
+  const { '[Content_Types].xml': types, ...rest } = workbookParts();
+  // Excel's and LibreOffice's own order: the worksheet before the shared strings.
+  return zipOf({ '[Content_Types].xml': types!, ...rest, 'xl/worksheets/sheet1.xml': sheetXml([header, row]), 'xl/sharedStrings.xml': sharedStringsXml(strings) });
+}
+
+const run = promisify(execFile);
+const SOFFICE = ['/usr/bin/soffice', '/usr/local/bin/soffice'].find((path) => existsSync(path));
+
+/** Converts with LibreOffice (headless, a profile of its own); the converted file's bytes. */
+async function libreOffice(dir: string, file: string, to: 'xlsx' | 'csv'): Promise<Buffer> {
+  const profile = `file://${join(dir, 'profile')}`;
+  await run(SOFFICE!, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', to, '--outdir', join(dir, to), join(dir, file)], { timeout: 120_000 });
+  return readFile(join(dir, to, file.replace(/\.[a-z]+$/, `.${to}`)));
+}
+
+describe('XLSX as producers write it', () => {
+  test('worksheet before shared strings, rich text, inline strings, numbers and dates stored as numbers: read exactly, nothing left open', async () => {
+    const file = worksheetFirstWorkbook();
+    const descriptors = openDescriptors();
+    const { lines, problems } = await validateRows(readRows('xlsx', file), FORM);
+    assert.deepEqual(problems, []);
+    assert.equal(lines.length, 1);
+    const line = lines[0]!.line;
+    assert.equal(lines[0]!.row, 2);
+    assert.equal(line.irmAdCode, '0390004');
+    assert.equal(line.irmDt, '15092025');
+    assert.equal(line.sbCumInvoiceDate, '14092025');
+    assert.equal(line.irmRemitAmtFCC, 94404.25);
+    assert.equal(line.billNo, '9807');
+    assert.equal(line.irmIfscCode, 'ABCD0123456');
+    assert.equal(line.portCode, 'INDEL4');
+    assert.equal(line.sacCode1, '998599');
+    assert.equal(openDescriptors(), descriptors, 'no file or descriptor is left behind');
+  });
+
+  test('an XLSX written by LibreOffice from a filled-in CSV (codes and dates turned into numbers) is read as the exporter typed it', { skip: SOFFICE === undefined && 'soffice is not installed (.ci/run installs libreoffice-calc-nogui)' }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ebrc-soffice-'));
+    try {
+      const rows = [
+        GOOD,
+        { ...GOOD, irmNumber: 'IRM00000002', irmDt: '2025-09-15', sbCumInvoiceDate: '14/09/2025', mappedIRMAmountFCC: '10.5' },
+      ];
+      const csv = [SPREADSHEET_COLUMNS.join(','), ...rows.map((row) => SPREADSHEET_COLUMNS.map((column) => row[column]).join(','))].join('\n') + '\n';
+      await writeFile(join(dir, 'lines.csv'), csv);
+      const xlsx = await libreOffice(dir, 'lines.csv', 'xlsx');
+      await writeFile(join(dir, 'lines.xlsx'), xlsx);
+      const { lines, problems } = await validateRows(readRows('xlsx', xlsx), FORM);
+      assert.deepEqual(problems, []);
+      assert.deepEqual(
+        lines.map(({ row, line }) => [row, line.irmNumber, line.irmAdCode, line.irmDt, line.sbCumInvoiceDate, line.mappedIRMAmountFCC, line.sbCumInvoiceNumber]),
+        [
+          [2, 'IRM00000001', '0390004', '15092025', '14092025', 1566, '15392'],
+          [3, 'IRM00000002', '0390004', '15092025', '14092025', 10.5, '15392'],
+        ],
+      );
+
+      // The same sheet saved again as CSV by LibreOffice: zeros dropped, dates in its own form.
+      const saved = await libreOffice(dir, 'lines.xlsx', 'csv');
+      const again = await validateRows(readRows('csv', saved), FORM);
+      assert.deepEqual(again.problems, []);
+      assert.deepEqual(again.lines.map(({ line }) => [line.irmAdCode, line.irmDt]), [['0390004', '15092025'], ['0390004', '15092025']]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a worksheet-first archive LibreOffice itself reads gives the same header to this reader', { skip: SOFFICE === undefined && 'soffice is not installed' }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ebrc-soffice-'));
+    try {
+      await writeFile(join(dir, 'mine.xlsx'), worksheetFirstWorkbook());
+      const csv = (await libreOffice(dir, 'mine.xlsx', 'csv')).toString('utf8');
+      assert.equal(csv.split('\n')[0]!.trim(), SPREADSHEET_COLUMNS.join(','));
+      const [header] = await collectCells(worksheetFirstWorkbook());
+      assert.deepEqual(header, SPREADSHEET_COLUMNS);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** The header row's cells as this reader gives them (readRows takes the header itself, so it is read off a CSV copy). */
+async function collectCells(file: Buffer): Promise<string[][]> {
+  const { xlsxRows } = await import('../../src/services/spreadsheets/xlsx.ts');
+  return [...xlsxRows(file)].map((row) => Array.from(row.cells, (cell) => cell ?? ''));
+}
+
+describe('CSV as spreadsheet programs save it', () => {
+  test('leading zeros of irmAdCode come back, dates in every form a program writes are read, grouped amounts too', async () => {
+    const forms: [string, string][] = [
+      ['15092025', '15092025'],
+      ['5092025', '05092025'], // ddMMyyyy typed as a number: the leading zero is gone
+      ['45915', '15092025'], // a serial day number
+      ['45915.5', '15092025'],
+      ['2025-09-15', '15092025'],
+      ['2025-09-15 00:00:00', '15092025'],
+      ['15/09/2025', '15092025'],
+      ['15-09-25', '15092025'],
+      ['15.09.2025', '15092025'],
+      ['5/9/2025', '05092025'], // day first, as India writes dates: never 9 May
+      ['15-Sep-2025', '15092025'],
+      ['15 September 2025', '15092025'],
+      ['Sep 15, 2025', '15092025'],
+    ];
+    const rows = forms.map(([irmDt], index) => ({ ...GOOD, irmNumber: `IRM${index}`, irmDt, irmAdCode: '390004', sbCumInvoiceValueinFCC: '94,404.25' }));
+    const csv = [SPREADSHEET_COLUMNS.join(','), ...rows.map((row) => SPREADSHEET_COLUMNS.map((column) => csvField(row[column])).join(','))].join('\r\n');
+    const { lines, problems } = await validateRows(readRows('csv', Buffer.from(csv)), FORM);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(lines.map(({ line }) => line.irmDt), forms.map(([, expected]) => expected));
+    assert.ok(lines.every(({ line }) => line.irmAdCode === '0390004' && line.sbCumInvoiceValueinFCC === 94404.25));
+  });
+
+  test('what is no date stays refused with the push code; an AD code too long is not cut', async () => {
+    const rows = [
+      { ...GOOD, irmDt: '31/02/2025' },
+      { ...GOOD, irmDt: '13/13/2025' },
+      { ...GOOD, irmAdCode: '12345678' },
+    ];
+    const csv = [SPREADSHEET_COLUMNS.join(','), ...rows.map((row) => SPREADSHEET_COLUMNS.map((column) => row[column]).join(','))].join('\n');
+    const problems = await problemsOf(readRows('csv', Buffer.from(csv)));
+    assert.deepEqual(problems.map(({ row, column, code }) => [row, column, code]), [[2, 'irmDt', 'ERR17'], [3, 'irmDt', 'ERR17'], [4, 'irmAdCode', 'ERR16']]);
+  });
+});
+
+describe('files wrong throughout', () => {
+  test('problems past the first thousand are counted, not kept', async () => {
+    const row = SPREADSHEET_COLUMNS.map((column) => (column === 'irmDt' || column === 'sbCumInvoiceDate' ? 'x' : GOOD[column])).join(',');
+    const csv = [SPREADSHEET_COLUMNS.join(','), ...Array.from({ length: 3_000 }, () => row)].join('\n');
+    const problems = await problemsOf(readRows('csv', Buffer.from(csv)));
+    assert.equal(problems.length, MAX_UPLOAD_PROBLEMS + 1);
+    assert.deepEqual(problems.slice(0, 2).map(({ row, column }) => [row, column]), [[2, 'irmDt'], [2, 'sbCumInvoiceDate']]);
+    assert.deepEqual(problems.at(-1), { row: null, column: null, code: 'more_problems', message: '5000 more problems are not listed; fix those above and upload the file again.' });
+  });
+});
+
+describe('hostile XLSX files', () => {
+  test('a shared-strings bomb (hundreds of MiB of empty rich-text runs, sizes declared honestly) is refused within its caps', async (t) => {
+    const item = '<si><r><t></t></r></si>';
+    const times = Math.floor((319 * 2 ** 20) / item.length);
+    const strings = deflatedRepeat(`<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">`, item, times, '</sst>');
+    const parts = workbookParts();
+    const file = archiveWithDeflated([
+      ...Object.entries(parts).map(([name, text]) => ({ name, deflated: deflatedText(text), declaredSize: text.length })),
+      { name: 'xl/sharedStrings.xml', deflated: strings, declaredSize: times * item.length + 100 },
+      { name: 'xl/worksheets/sheet1.xml', deflated: deflatedText(sheetXml([[{ shared: 0 }]])), declaredSize: 200 },
+    ]);
+    t.diagnostic(`bomb: ${(file.length / 2 ** 20).toFixed(2)} MiB declaring ${Math.round((times * item.length) / 2 ** 20)} MiB of shared strings`);
+    const heapBefore = process.memoryUsage().heapUsed;
+    const problems = await problemsOf(readRows('xlsx', file));
+    assert.equal(problems.length, 1);
+    assert.equal(problems[0]!.code, 'unreadable_file');
+    assert.match(problems[0]!.message, /more than 2000000 shared strings/);
+    t.diagnostic(`heap growth ${Math.round((process.memoryUsage().heapUsed - heapBefore) / 2 ** 20)} MiB`);
+  });
+
+  test('one rich-text string of millions of empty runs holds no memory: read to the end, then refused for its missing columns', async () => {
+    const run = '<r><rPr><b/></rPr><t></t></r>';
+    const strings = deflatedRepeat('<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><si>', run, 2_000_000, '</si></sst>');
+    const { 'xl/styles.xml': _styles, ...parts } = workbookParts();
+    const file = archiveWithDeflated([
+      ...Object.entries(parts).map(([name, text]) => ({ name, deflated: deflatedText(text), declaredSize: text.length })),
+      { name: 'xl/sharedStrings.xml', deflated: strings, declaredSize: 1000 },
+      { name: 'xl/worksheets/sheet1.xml', deflated: deflatedText(sheetXml([[{ shared: 0 }]])), declaredSize: 200 },
+    ]);
+    const problems = await problemsOf(readRows('xlsx', file));
+    assert.ok(problems.length > 0 && problems.every((problem) => problem.code === 'missing_column'), JSON.stringify(problems.slice(0, 2)));
+  });
+
+  test('a zip whose declared sizes lie is stopped by the bytes it actually unpacks to', async () => {
+    const padding = deflatedRepeat('<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>', '<!-- padding -->', 1_600_000, '</sheetData></worksheet>');
+    const parts = workbookParts();
+    const file = archiveWithDeflated([
+      ...Object.entries(parts).map(([name, text]) => ({ name, deflated: deflatedText(text), declaredSize: text.length })),
+      // 24 MB of XML declared as 100 bytes.
+      { name: 'xl/worksheets/sheet1.xml', deflated: padding, declaredSize: 100 },
+    ]);
+    const limits = { maxRows: 50_000, xlsx: { ...XLSX_LIMITS, maxUnpackedBytes: 8 * 2 ** 20 } };
+    const problems = await problemsOf(readRows('xlsx', file, limits));
+    assert.deepEqual(problems.map(({ code }) => code), ['unreadable_file']);
+    assert.match(problems[0]!.message, /unpacks to more than 8 MiB/);
+  });
+
+  test('damaged, truncated and non-XLSX archives are refused with a reason, never thrown', async () => {
+    const good = worksheetFirstWorkbook();
+    const files = [good.subarray(0, good.length - 30), Buffer.concat([good.subarray(0, 200), Buffer.alloc(2000, 7), good.subarray(2200)]), zipOf({ 'hello.txt': 'hi' })];
+    for (const file of files) {
+      const problems = await problemsOf(readRows('xlsx', file));
+      assert.equal(problems.length, 1, JSON.stringify(problems));
+      assert.equal(problems[0]!.code, 'unreadable_file');
+    }
+  });
+
+  test('XML with a custom entity (billion laughs) is refused, not expanded', async () => {
+    const laughs = `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><si><t>&lol2;</t></si></sst>`;
+    const parts = workbookParts();
+    const file = zipOf({ ...parts, 'xl/worksheets/sheet1.xml': sheetXml([[{ shared: 0 }]]), 'xl/sharedStrings.xml': laughs });
+    const problems = await problemsOf(readRows('xlsx', file));
+    assert.deepEqual(problems.map(({ code }) => code), ['unreadable_file']);
+  });
+});
+
+describe('checking in a worker thread', () => {
+  function bigCsv(rows: number): Buffer {
+    const line = SPREADSHEET_COLUMNS.map((column) => GOOD[column]).join(',');
+    return Buffer.from([SPREADSHEET_COLUMNS.join(','), ...Array.from({ length: rows }, () => line)].join('\n'));
+  }
+
+  test('a file checks in the worker as in the service: pushes planned with their rows', async () => {
+    const checked = await checkInWorker({ file: bigCsv(1_200), fileName: 'lines.csv', uploadType: '101' });
+    assert.deepEqual(checked.problems, []);
+    assert.equal(checked.rowCount, 1_200);
+    assert.equal(checked.lineCount, 1_200);
+    assert.deepEqual(checked.pushes.map((push) => push.rows.length), [999, 201]);
+    assert.equal((JSON.parse(checked.pushes[1]!.linesJson) as unknown[]).length, 201);
+  });
+
+  test('a file that needs more memory than the worker has rejects its upload (file_too_complex); this process goes on', async () => {
+    const checked = await checkInWorker({ file: bigCsv(50_000), fileName: 'lines.csv', uploadType: '101' }, { heapMb: 24, timeoutMs: 120_000 });
+    assert.deepEqual(checked.problems.map(({ code }) => code), ['file_too_complex']);
+    assert.match(checked.problems[0]!.message, /more than 24 MiB of memory/);
+    assert.deepEqual(checked.pushes, []);
+  });
+
+  test('a file that takes longer than the deadline is stopped and rejected (file_too_complex)', async () => {
+    const checked = await checkInWorker({ file: bigCsv(50_000), fileName: 'lines.csv', uploadType: '101' }, { heapMb: 384, timeoutMs: 50 });
+    assert.deepEqual(checked.problems.map(({ code }) => code), ['file_too_complex']);
+    assert.match(checked.problems[0]!.message, /longer than 0.05 s/);
+  });
+});
