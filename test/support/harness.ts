@@ -41,7 +41,7 @@ export function backends(): Backend[] {
  * Shared by the test processes of a run; whoever finishes building it first puts it in place.
  */
 async function embeddedTemplate(): Promise<string> {
-  const migrations = readMigrations().map((migration) => migration.sql).join('\n');
+  const migrations = readMigrations().map((migration) => `${migration.name}\n${migration.sql}`).join('\n');
   const version = createHash('sha256').update(migrations).update(pgBossVersion).digest('hex').slice(0, 16);
   const template = path.join(os.tmpdir(), `ebrc-test-template-${version}`);
   if (fs.existsSync(path.join(template, 'pgdata'))) return template;
