@@ -33,6 +33,8 @@ describe('while the database cannot be reached [postgres, a server of the test\'
   const pushed = new Map<string, number>();
   let stopAfterNextPush = false;
   let stopBeforeNextPush = false;
+  let failBeforeNextPush = false;
+  let slowStatusMs = 0;
 
   async function request(
     method: string,
@@ -77,6 +79,11 @@ describe('while the database cannot be reached [postgres, a server of the test\'
       authority: (adapter) => ({
         ...adapter,
         async push(credentials, message, options) {
+          if (failBeforeNextPush) {
+            failBeforeNextPush = false;
+            // Stored and reserved, never sent: the connection broke as the service read what it needs to send it.
+            throw Object.assign(new Error('Connection terminated unexpectedly'), { name: 'Error' });
+          }
           if (stopBeforeNextPush) {
             stopBeforeNextPush = false;
             // Stored and reserved, never sent: the database goes as the service reads what it needs to send it.
@@ -91,6 +98,10 @@ describe('while the database cannot be reached [postgres, a server of the test\'
             await server.stop('fast');
           }
           return ack;
+        },
+        async getStatus(credentials, requestId, options) {
+          if (slowStatusMs > 0) await new Promise((resolve) => setTimeout(resolve, slowStatusMs));
+          return adapter.getStatus(credentials, requestId, options);
         },
       }),
     });
@@ -198,5 +209,29 @@ describe('while the database cannot be reached [postgres, a server of the test\'
     const again = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
     assert.equal(again.headers['idempotent-replayed'], 'true');
     assert.equal(again.text, answered.text);
+  });
+
+  test('a retry whose status call took the send window: the stored push is not sent, so it can never reach the authority after the poller failed it', async () => {
+    const customerId = await verifiedCustomer(requester, 'slow-status@example.com');
+    const [irm] = await usableIrms(requester, customerId, 1);
+    const body = pushBody(customerId, [lineFor(irm, 1, 1)]);
+    const key = randomUUID();
+    const before = [...pushed.values()].reduce((sum, n) => sum + n, 0);
+    failBeforeNextPush = true;
+    const first = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
+    assertUnavailable(first, 'the push that was stored but not sent');
+
+    // The window to send is one authority call (10 s) and a second short of the submit grace time (15 s) after the
+    // request was stored: 4 s. The authority's "no record" comes 4.5 s after the retry asked, past that window.
+    slowStatusMs = 4_500;
+    let retry: TestResponse & { ms: number };
+    try {
+      retry = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
+    } finally {
+      slowStatusMs = 0;
+    }
+    assert.equal(retry.status, 409, retry.text);
+    assert.equal(retry.body.code, 'idempotency_key_in_use');
+    assert.equal([...pushed.values()].reduce((sum, n) => sum + n, 0), before, 'nothing was sent to the authority');
   });
 });
