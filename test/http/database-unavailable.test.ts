@@ -52,6 +52,9 @@ describe('while the database cannot be reached [postgres, a server of the test\'
     assert.match(String(response.headers['content-type']), /^application\/problem\+json/, what);
     assert.equal(response.body.code, 'database_unavailable', what);
     assert.equal(response.headers['retry-after'], '2', what);
+    // Never "nothing was stored": a push may have been stored, even accepted by the authority, before the database went.
+    assert.match(response.body.detail, /same Idempotency-Key/, what);
+    assert.doesNotMatch(response.body.detail, /nothing .*stored/i, what);
     assert.equal(response.body.requestId, response.headers['x-request-id'], what);
     assert.ok(!/ECONN|57P0|statusCode|127\.0\.0\.1|:\d{4,5}\b|\bat \S+ \(/.test(response.text), `${what}: no driver code, address or stack: ${response.text}`);
     assert.ok(response.ms < 3_000, `${what}: answered in ${response.ms} ms`);
@@ -140,6 +143,7 @@ describe('while the database cannot be reached [postgres, a server of the test\'
       assert.match(String(page.headers['content-type']), /^text\/html/);
       assert.equal(page.headers['retry-after'], '2');
       assert.match(page.body, /The database is unavailable/);
+      assert.doesNotMatch(page.body, /nothing was changed/);
       assert.doesNotMatch(page.body, /ECONN|127\.0\.0\.1/);
 
       assert.equal((await request('GET', '/ready')).status, 503);
