@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -21,6 +22,8 @@ import { lineFor, pushBody, usableIrms, verifiedCustomer } from '../support/work
  */
 
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
+/** One for every service on the test's database. */
+const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 const unavailable = await privatePostgresUnavailable();
 
 describe('while the database cannot be reached [postgres, a server of the test\'s own]', { skip: unavailable ?? false, concurrency: false }, () => {
@@ -68,7 +71,7 @@ describe('while the database cannot be reached [postgres, a server of the test\'
     const config = loadConfig({
       DATA_DIR: dataDir,
       DATABASE_URL: server.url,
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      ENCRYPTION_KEY,
       ADMIN_TOKEN,
       AUTHORITY_URL: sandbox.url,
       RUN_POLLER: 'false',
@@ -237,5 +240,77 @@ describe('while the database cannot be reached [postgres, a server of the test\'
     assert.equal(retry.status, 409, retry.text);
     assert.equal(retry.body.code, 'idempotency_key_in_use');
     assert.equal([...pushed.values()].reduce((sum, n) => sum + n, 0), before, 'nothing was sent to the authority');
+  });
+
+  test('a keyed retry while connections hang (no refusal): 503 within 3 s, even with a key release still pending', async () => {
+    // The service reaches the database through a proxy that can turn into a black hole: connections accepted, never
+    // answered, as in a network partition, where each attempt waits out the 2 s connection timeout.
+    const sockets = new Set<net.Socket>();
+    let blackHole = false;
+    const track = (socket: net.Socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    };
+    const proxy = net.createServer((socket) => {
+      track(socket);
+      if (blackHole) return;
+      const upstream = net.connect(server.port, '127.0.0.1');
+      track(upstream);
+      upstream.on('close', () => socket.destroy());
+      socket.on('close', () => upstream.destroy());
+      socket.pipe(upstream).pipe(socket);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const partitionDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ebrc-db-partition-'));
+    const proxied = new URL(server.url);
+    proxied.port = String((proxy.address() as net.AddressInfo).port);
+    let partitioned: Service | undefined;
+    try {
+      partitioned = await createService({
+        config: loadConfig({
+          DATA_DIR: partitionDataDir,
+          DATABASE_URL: proxied.toString(),
+          ENCRYPTION_KEY,
+          AUTHORITY_URL: sandbox.url,
+          RUN_POLLER: 'false',
+          LOG_LEVEL: 'silent',
+        }),
+        logger: false,
+        authority: (adapter) => ({
+          ...adapter,
+          async push() {
+            // Stored and reserved, never sent: the network to the database goes.
+            blackHole = true;
+            for (const socket of sockets) socket.destroy();
+            throw Object.assign(new Error('Connection terminated unexpectedly'), { name: 'Error' });
+          },
+        }),
+      });
+      const service = partitioned;
+      const key = (await createPlatform(service.database.db, 'Partition')).apiKey;
+      const partitionedRequest = async (method: string, url: string, options: { body?: unknown; headers?: Record<string, string> } = {}) => {
+        const started = Date.now();
+        const response = await injectRequest(service, method, url, { ...options, key });
+        return { ...response, ms: Date.now() - started };
+      };
+      const customerId = await verifiedCustomer({ request: partitionedRequest }, 'partition@example.com');
+      const [irm] = await usableIrms({ request: partitionedRequest }, customerId, 1);
+      const body = pushBody(customerId, [lineFor(irm, 1, 1)]);
+      const idempotencyKey = randomUUID();
+      const first = await partitionedRequest('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': idempotencyKey } });
+      assert.equal(first.status, 503, first.text);
+      // Its key could not be released (the release waited out the connection timeout): it is pending in the process.
+      // The retry (its API key still cached) waits for one connection at most, not one for the release and one more.
+      const retry = await partitionedRequest('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': idempotencyKey } });
+      assertUnavailable(retry, 'a keyed retry during a partition');
+    } finally {
+      blackHole = false;
+      for (const socket of sockets) socket.destroy();
+      await partitioned?.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+      fs.rmSync(partitionDataDir, { recursive: true, force: true });
+    }
   });
 });
