@@ -266,6 +266,7 @@ describe('while the database cannot be reached [postgres, a server of the test\'
     const proxied = new URL(server.url);
     proxied.port = String((proxy.address() as net.AddressInfo).port);
     let partitioned: Service | undefined;
+    let partitionPushes = 0;
     try {
       partitioned = await createService({
         config: loadConfig({
@@ -275,15 +276,20 @@ describe('while the database cannot be reached [postgres, a server of the test\'
           AUTHORITY_URL: sandbox.url,
           RUN_POLLER: 'false',
           LOG_LEVEL: 'silent',
+          API_KEY_CACHE_SECONDS: '60',
         }),
         logger: false,
         authority: (adapter) => ({
           ...adapter,
-          async push() {
-            // Stored and reserved, never sent: the network to the database goes.
+          async push(credentials, message, options) {
+            const ack = await adapter.push(credentials, message, options);
+            partitionPushes += 1;
+            // Accepted by the authority; the network to the database goes before the acknowledgement is recorded.
             blackHole = true;
             for (const socket of sockets) socket.destroy();
-            throw Object.assign(new Error('Connection terminated unexpectedly'), { name: 'Error' });
+            // The pool has seen its connections close: recording the acknowledgement waits for a new one.
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            return ack;
           },
         }),
       });
@@ -299,11 +305,17 @@ describe('while the database cannot be reached [postgres, a server of the test\'
       const body = pushBody(customerId, [lineFor(irm, 1, 1)]);
       const idempotencyKey = randomUUID();
       const first = await partitionedRequest('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': idempotencyKey } });
-      assert.equal(first.status, 503, first.text);
-      // Its key could not be released (the release waited out the connection timeout): it is pending in the process.
-      // The retry (its API key still cached) waits for one connection at most, not one for the release and one more.
+      // One wait for a connection (recording the acknowledgement), not a second one for releasing the key.
+      assertUnavailable(first, 'a push whose acknowledgement could not be recorded during a partition');
+      // Its key is released later, by the process. A retry (its API key cached) also waits for one connection at most.
       const retry = await partitionedRequest('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': idempotencyKey } });
       assertUnavailable(retry, 'a keyed retry during a partition');
+
+      blackHole = false;
+      const healed = await partitionedRequest('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': idempotencyKey } });
+      assert.equal(healed.status, 200, healed.text);
+      assert.equal(healed.body.ackStatus, 'Validated');
+      assert.equal(partitionPushes, 1, 'the authority received the push once');
     } finally {
       blackHole = false;
       for (const socket of sockets) socket.destroy();

@@ -209,13 +209,20 @@ class PendingReleases {
   }
 
   async release(claim: Claim, options: { evenIfCommitted: boolean }): Promise<void> {
+    // During an outage the answer is not held back by a second wait for a connection (contract 17's 3 s): the key is
+    // released by the next flush (a second from now, or before this process's next claim).
+    if (!this.#availability.reachable) return this.#later(claim, options);
     try {
       await releaseKey(this.#db, claim, options);
     } catch (error) {
       this.#availability.failed('idempotency', error, { message: 'could not release an Idempotency-Key after a 5xx answer; will try again' });
-      if (this.#pending.size < MAX_UNRELEASED) this.#pending.set(`${claim.platformId}\u0000${claim.key}`, { claim, ...options });
-      this.#timer ??= setInterval(() => void this.flush().catch(() => undefined), RELEASE_RETRY_MS).unref();
+      this.#later(claim, options);
     }
+  }
+
+  #later(claim: Claim, options: { evenIfCommitted: boolean }): void {
+    if (this.#pending.size < MAX_UNRELEASED) this.#pending.set(`${claim.platformId}\u0000${claim.key}`, { claim, ...options });
+    this.#timer ??= setInterval(() => void this.flush().catch(() => undefined), RELEASE_RETRY_MS).unref();
   }
 
   /**
