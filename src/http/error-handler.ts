@@ -116,7 +116,7 @@ export function registerErrorHandling(app: FastifyInstance, routerOptions: Confi
 
 /** 503 database_unavailable with Retry-After: the answer to every request while the database cannot be reached. */
 export function sendDatabaseUnavailable(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendProblem(request, reply, 'database_unavailable', 'The service cannot reach its database just now; nothing of this request was stored. Retry in a few seconds.', {
+  return sendProblem(request, reply, 'database_unavailable', 'The service cannot reach its database just now. Retry in a few seconds with the same Idempotency-Key: whatever this request had stored is then carried on or answered, never done twice.', {
     headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
   });
 }

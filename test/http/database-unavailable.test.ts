@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -21,6 +22,8 @@ import { lineFor, pushBody, usableIrms, verifiedCustomer } from '../support/work
  */
 
 const ADMIN_TOKEN = randomBytes(32).toString('base64url');
+/** One for every service on the test's database. */
+const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 const unavailable = await privatePostgresUnavailable();
 
 describe('while the database cannot be reached [postgres, a server of the test\'s own]', { skip: unavailable ?? false, concurrency: false }, () => {
@@ -33,6 +36,8 @@ describe('while the database cannot be reached [postgres, a server of the test\'
   const pushed = new Map<string, number>();
   let stopAfterNextPush = false;
   let stopBeforeNextPush = false;
+  let failBeforeNextPush = false;
+  let slowStatusMs = 0;
 
   async function request(
     method: string,
@@ -50,6 +55,9 @@ describe('while the database cannot be reached [postgres, a server of the test\'
     assert.match(String(response.headers['content-type']), /^application\/problem\+json/, what);
     assert.equal(response.body.code, 'database_unavailable', what);
     assert.equal(response.headers['retry-after'], '2', what);
+    // Never "nothing was stored": a push may have been stored, even accepted by the authority, before the database went.
+    assert.match(response.body.detail, /same Idempotency-Key/, what);
+    assert.doesNotMatch(response.body.detail, /nothing .*stored/i, what);
     assert.equal(response.body.requestId, response.headers['x-request-id'], what);
     assert.ok(!/ECONN|57P0|statusCode|127\.0\.0\.1|:\d{4,5}\b|\bat \S+ \(/.test(response.text), `${what}: no driver code, address or stack: ${response.text}`);
     assert.ok(response.ms < 3_000, `${what}: answered in ${response.ms} ms`);
@@ -63,7 +71,7 @@ describe('while the database cannot be reached [postgres, a server of the test\'
     const config = loadConfig({
       DATA_DIR: dataDir,
       DATABASE_URL: server.url,
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      ENCRYPTION_KEY,
       ADMIN_TOKEN,
       AUTHORITY_URL: sandbox.url,
       RUN_POLLER: 'false',
@@ -77,6 +85,11 @@ describe('while the database cannot be reached [postgres, a server of the test\'
       authority: (adapter) => ({
         ...adapter,
         async push(credentials, message, options) {
+          if (failBeforeNextPush) {
+            failBeforeNextPush = false;
+            // Stored and reserved, never sent: the connection broke as the service read what it needs to send it.
+            throw Object.assign(new Error('Connection terminated unexpectedly'), { name: 'Error' });
+          }
           if (stopBeforeNextPush) {
             stopBeforeNextPush = false;
             // Stored and reserved, never sent: the database goes as the service reads what it needs to send it.
@@ -91,6 +104,10 @@ describe('while the database cannot be reached [postgres, a server of the test\'
             await server.stop('fast');
           }
           return ack;
+        },
+        async getStatus(credentials, requestId, options) {
+          if (slowStatusMs > 0) await new Promise((resolve) => setTimeout(resolve, slowStatusMs));
+          return adapter.getStatus(credentials, requestId, options);
         },
       }),
     });
@@ -129,6 +146,7 @@ describe('while the database cannot be reached [postgres, a server of the test\'
       assert.match(String(page.headers['content-type']), /^text\/html/);
       assert.equal(page.headers['retry-after'], '2');
       assert.match(page.body, /The database is unavailable/);
+      assert.doesNotMatch(page.body, /nothing was changed/);
       assert.doesNotMatch(page.body, /ECONN|127\.0\.0\.1/);
 
       assert.equal((await request('GET', '/ready')).status, 503);
@@ -198,5 +216,113 @@ describe('while the database cannot be reached [postgres, a server of the test\'
     const again = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
     assert.equal(again.headers['idempotent-replayed'], 'true');
     assert.equal(again.text, answered.text);
+  });
+
+  test('a retry whose status call took the send window: the stored push is not sent, so it can never reach the authority after the poller failed it', async () => {
+    const customerId = await verifiedCustomer(requester, 'slow-status@example.com');
+    const [irm] = await usableIrms(requester, customerId, 1);
+    const body = pushBody(customerId, [lineFor(irm, 1, 1)]);
+    const key = randomUUID();
+    const before = [...pushed.values()].reduce((sum, n) => sum + n, 0);
+    failBeforeNextPush = true;
+    const first = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
+    assertUnavailable(first, 'the push that was stored but not sent');
+
+    // The window to send is one authority call (10 s) and a second short of the submit grace time (15 s) after the
+    // request was stored: 4 s. The authority's "no record" comes 4.5 s after the retry asked, past that window.
+    slowStatusMs = 4_500;
+    let retry: TestResponse & { ms: number };
+    try {
+      retry = await request('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': key } });
+    } finally {
+      slowStatusMs = 0;
+    }
+    assert.equal(retry.status, 409, retry.text);
+    assert.equal(retry.body.code, 'idempotency_key_in_use');
+    assert.equal([...pushed.values()].reduce((sum, n) => sum + n, 0), before, 'nothing was sent to the authority');
+  });
+
+  test('a keyed retry while connections hang (no refusal): 503 within 3 s, even with a key release still pending', async () => {
+    // The service reaches the database through a proxy that can turn into a black hole: connections accepted, never
+    // answered, as in a network partition, where each attempt waits out the 2 s connection timeout.
+    const sockets = new Set<net.Socket>();
+    let blackHole = false;
+    const track = (socket: net.Socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    };
+    const proxy = net.createServer((socket) => {
+      track(socket);
+      if (blackHole) return;
+      const upstream = net.connect(server.port, '127.0.0.1');
+      track(upstream);
+      upstream.on('close', () => socket.destroy());
+      socket.on('close', () => upstream.destroy());
+      socket.pipe(upstream).pipe(socket);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const partitionDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ebrc-db-partition-'));
+    const proxied = new URL(server.url);
+    proxied.port = String((proxy.address() as net.AddressInfo).port);
+    let partitioned: Service | undefined;
+    let partitionPushes = 0;
+    try {
+      partitioned = await createService({
+        config: loadConfig({
+          DATA_DIR: partitionDataDir,
+          DATABASE_URL: proxied.toString(),
+          ENCRYPTION_KEY,
+          AUTHORITY_URL: sandbox.url,
+          RUN_POLLER: 'false',
+          LOG_LEVEL: 'silent',
+          API_KEY_CACHE_SECONDS: '60',
+        }),
+        logger: false,
+        authority: (adapter) => ({
+          ...adapter,
+          async push(credentials, message, options) {
+            const ack = await adapter.push(credentials, message, options);
+            partitionPushes += 1;
+            // Accepted by the authority; the network to the database goes before the acknowledgement is recorded.
+            blackHole = true;
+            for (const socket of sockets) socket.destroy();
+            // The pool has seen its connections close: recording the acknowledgement waits for a new one.
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            return ack;
+          },
+        }),
+      });
+      const service = partitioned;
+      const key = (await createPlatform(service.database.db, 'Partition')).apiKey;
+      const partitionedRequest = async (method: string, url: string, options: { body?: unknown; headers?: Record<string, string> } = {}) => {
+        const started = Date.now();
+        const response = await injectRequest(service, method, url, { ...options, key });
+        return { ...response, ms: Date.now() - started };
+      };
+      const customerId = await verifiedCustomer({ request: partitionedRequest }, 'partition@example.com');
+      const [irm] = await usableIrms({ request: partitionedRequest }, customerId, 1);
+      const body = pushBody(customerId, [lineFor(irm, 1, 1)]);
+      const idempotencyKey = randomUUID();
+      const first = await partitionedRequest('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': idempotencyKey } });
+      // One wait for a connection (recording the acknowledgement), not a second one for releasing the key.
+      assertUnavailable(first, 'a push whose acknowledgement could not be recorded during a partition');
+      // Its key is released later, by the process. A retry (its API key cached) also waits for one connection at most.
+      const retry = await partitionedRequest('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': idempotencyKey } });
+      assertUnavailable(retry, 'a keyed retry during a partition');
+
+      blackHole = false;
+      const healed = await partitionedRequest('POST', '/api/v1/genebrc/push-irm', { body, headers: { 'idempotency-key': idempotencyKey } });
+      assert.equal(healed.status, 200, healed.text);
+      assert.equal(healed.body.ackStatus, 'Validated');
+      assert.equal(partitionPushes, 1, 'the authority received the push once');
+    } finally {
+      blackHole = false;
+      for (const socket of sockets) socket.destroy();
+      await partitioned?.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+      fs.rmSync(partitionDataDir, { recursive: true, force: true });
+    }
   });
 });

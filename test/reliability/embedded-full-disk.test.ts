@@ -45,17 +45,25 @@ test('the embedded database on a full disk: 503 for writes, nothing half-stored,
     t.skip(`tmpfs cannot be mounted here: ${(error as Error).message}`);
     return;
   }
-  const scratch = await scratchDatabase('embedded');
-  const sandboxScratch = await scratchDatabase('embedded');
-  const dataDir = path.join(mount, 'data');
-  fs.cpSync(scratch.dataDir, dataDir, { recursive: true });
+  // Whatever fails, the mount is undone: a tmpfs left mounted outlives the test run.
+  const undo: (() => unknown)[] = [() => fs.rmdirSync(mount), () => execFileSync('umount', ['--lazy', mount])];
   const filler = path.join(mount, 'filler');
-  const sandbox = await startTestSandbox(sandboxScratch);
-  const service = await createService({
-    config: loadConfig({ DATA_DIR: dataDir, AUTHORITY_URL: sandbox.url, RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', POLL_INTERVAL_SECONDS: '1', LOG_LEVEL: 'silent' }),
-    logger: false,
-  });
   try {
+    const scratch = await scratchDatabase('embedded');
+    undo.push(() => scratch.drop());
+    const sandboxScratch = await scratchDatabase('embedded');
+    undo.push(() => sandboxScratch.drop());
+    const dataDir = path.join(mount, 'data');
+    fs.cpSync(scratch.dataDir, dataDir, { recursive: true });
+    const sandbox = await startTestSandbox(sandboxScratch);
+    undo.push(() => sandbox.close());
+    const service = await createService({
+      config: loadConfig({ DATA_DIR: dataDir, AUTHORITY_URL: sandbox.url, RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', POLL_INTERVAL_SECONDS: '1', LOG_LEVEL: 'silent' }),
+      logger: false,
+    });
+    undo.push(() => service.close());
+    // First, should a check fail while the disk is full: the embedded database's close writes a checkpoint.
+    undo.push(() => fs.rmSync(filler, { force: true }));
     const { apiKey } = await createPlatform(service.database.db, 'Full disk');
     const request = (method: string, url: string, options: InjectOptions = {}) => injectRequest(service, method, url, { ...options, key: apiKey });
     const client = { request };
@@ -135,11 +143,12 @@ test('the embedded database on a full disk: 503 for writes, nothing half-stored,
       'lines generated': ledger.generatedLines,
     });
   } finally {
-    await service.close().catch(() => undefined);
-    await sandbox.close();
-    await sandboxScratch.drop();
-    await scratch.drop();
-    execFileSync('umount', [mount]);
-    fs.rmdirSync(mount);
+    for (const step of undo.reverse()) {
+      try {
+        await step();
+      } catch (error) {
+        t.diagnostic(`cleaning up: ${(error as Error).message}`);
+      }
+    }
   }
 });

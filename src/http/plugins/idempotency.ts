@@ -136,9 +136,9 @@ export function registerIdempotency(
       body: request.body,
     });
     const held: Claim = { platformId, key, claimId: randomUUID() };
-    // A key this process's 5xx answer could not release while the database was down is released first (still down:
-    // the claim below fails too, and is answered 503).
-    await releases.flush().catch(() => undefined);
+    // A key this process's 5xx answer could not release while the database was down is released first. Still down:
+    // answered 503 now, not after the claim's own wait for a connection too (two waits would pass the 3 s of contract 17).
+    await releases.flush();
     const existing = await claimKey(db, { ...held, fingerprint, keepHours: KEEP_HOURS, abandonAfterSeconds: ABANDON_AFTER_SECONDS });
     if (existing === null) {
       request.idempotencyClaim = held;
@@ -209,13 +209,20 @@ class PendingReleases {
   }
 
   async release(claim: Claim, options: { evenIfCommitted: boolean }): Promise<void> {
+    // During an outage the answer is not held back by a second wait for a connection (contract 17's 3 s): the key is
+    // released by the next flush (a second from now, or before this process's next claim).
+    if (!this.#availability.reachable) return this.#later(claim, options);
     try {
       await releaseKey(this.#db, claim, options);
     } catch (error) {
       this.#availability.failed('idempotency', error, { message: 'could not release an Idempotency-Key after a 5xx answer; will try again' });
-      if (this.#pending.size < MAX_UNRELEASED) this.#pending.set(`${claim.platformId}\u0000${claim.key}`, { claim, ...options });
-      this.#timer ??= setInterval(() => void this.flush().catch(() => undefined), RELEASE_RETRY_MS).unref();
+      this.#later(claim, options);
     }
+  }
+
+  #later(claim: Claim, options: { evenIfCommitted: boolean }): void {
+    if (this.#pending.size < MAX_UNRELEASED) this.#pending.set(`${claim.platformId}\u0000${claim.key}`, { claim, ...options });
+    this.#timer ??= setInterval(() => void this.flush().catch(() => undefined), RELEASE_RETRY_MS).unref();
   }
 
   /**

@@ -139,18 +139,19 @@ export class PushService {
     const request = await store.findRequestById(db, id);
     if (!request || request.platform_id !== platformId) return null;
     if (request.status !== 'SUBMITTING') return storedAcknowledgement(db, platformId, id);
-    const age = Date.now() - request.created_at.getTime();
+    const age = () => Date.now() - request.created_at.getTime();
     const grace = this.#progress.submitGraceMs;
     const customer = requireStoredCredentials(await requireCustomer(db, platformId, request.platform_customer_id));
     if (first.ended) {
       const settled = await this.#progress.reconcile(id, customer, { failIfUnknown: false });
       if (settled) return { ...settled.ack, recordResCount: request.record_res_count };
-      if (age + config.authorityTimeoutMs + SEND_MARGIN_MS < grace) {
-        const lines = await store.linesOfRequest(db, id);
+      const lines = await store.linesOfRequest(db, id);
+      // Measured after the status call and the read, which may each have taken most of the window.
+      if (age() + config.authorityTimeoutMs + SEND_MARGIN_MS < grace) {
         return this.#send(customer, storedRequestOf(request), lines.map((line) => line.payload));
       }
     }
-    if (Date.now() - request.created_at.getTime() < grace) return null;
+    if (age() < grace) return null;
     const settled = await this.#progress.reconcile(id, customer, { failIfUnknown: true });
     if (settled) return { ...settled.ack, recordResCount: request.record_res_count };
     // Moved by another process meanwhile.
