@@ -10,6 +10,7 @@ export const EVENT_TYPES = [
   'platform_customer.verified',
   'platform_customer.credentials_invalid',
   'irm.received',
+  'irm.updated',
   'ebrc.generated',
   'bulk_upload.completed',
   'webhook.test',

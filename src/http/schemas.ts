@@ -226,7 +226,9 @@ export const IrmSchema = Type.Object(
     id: Type.String({ format: 'uuid' }),
     irmNumber: Type.String(),
     irmIssueDate: Type.String({ format: 'date' }),
-    irmStatus: Type.Union([Type.Literal('fresh'), Type.Literal('partially_utilised'), Type.Literal('utilised')]),
+    irmStatus: Type.Union([Type.Literal('fresh'), Type.Literal('partially_utilised'), Type.Literal('utilised'), Type.Literal('cancelled')], {
+      description: 'fresh: nothing used; utilised: nothing available; cancelled: the authority cancelled it (C), nothing available, never mapped',
+    }),
     ifscCode: Type.String(),
     remittanceAdCode: Type.String(),
     remittanceDate: Type.String({ format: 'date' }),

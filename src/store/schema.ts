@@ -71,6 +71,8 @@ export type IrmsTable = {
   remitter_name: string;
   remitter_country: string;
   purpose_of_remittance: string;
+  /** The authority's irmStatus: F, A, C (cancelled) or another letter it sent. */
+  authority_status: ColumnType<string, string | undefined, string>;
   created_at: Timestamp;
   updated_at: Timestamp;
 };

@@ -844,11 +844,33 @@ export interface webhooks {
         put?: never;
         /**
          * An IRM was seen for the first time
-         * @description A pull from the authority stored an IRM this customer did not have. Later changes to it send none. `data` is the IRM.
+         * @description A pull from the authority stored an IRM this customer did not have. Its later changes send `irm.updated`. `data` is the IRM.
          *
          *     Delivered to every enabled endpoint subscribed to `irm.received` or to `*`, signed with the headers below.
          */
         post: operations["onIrmReceived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "irm.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An IRM changed at the authority
+         * @description A pull found an IRM changed by something other than this service's own requests: an eBRC made on the portal or through another platform, a failed line given back, an amendment (A) or a cancellation (C, `irmStatus: "cancelled"`) by the bank. `data` is the IRM as it is now, with `changes`: each changed field with its value before (`from`) and now (`to`).
+         *
+         *     Delivered to every enabled endpoint subscribed to `irm.updated` or to `*`, signed with the headers below.
+         */
+        post: operations["onIrmUpdated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1021,7 +1043,8 @@ export interface components {
             irmNumber: string;
             /** Format: date */
             irmIssueDate: string;
-            irmStatus: "fresh" | "partially_utilised" | "utilised";
+            /** @description fresh: nothing used; utilised: nothing available; cancelled: the authority cancelled it (C), nothing available, never mapped */
+            irmStatus: "fresh" | "partially_utilised" | "utilised" | "cancelled";
             ifscCode: string;
             remittanceAdCode: string;
             /** Format: date */
@@ -1097,7 +1120,7 @@ export interface components {
              * @example evt_3q9c0f2kXbYp1nV7uLr8TzQmWd4sHa6e
              */
             id: string;
-            /** @description One of: genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, ebrc.generated, bulk_upload.completed, webhook.test */
+            /** @description One of: genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, bulk_upload.completed, webhook.test */
             type: string;
             /**
              * Format: date-time
@@ -4621,7 +4644,7 @@ export interface operations {
                     /** @description A note of your own, up to 500 characters */
                     description?: string | null;
                     /**
-                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, ebrc.generated, bulk_upload.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
+                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, bulk_upload.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
                      * @example [
                      *       "genebrc.request.processed",
                      *       "ebrc.generated"
@@ -5091,7 +5114,7 @@ export interface operations {
                     /** @description A note of your own, up to 500 characters */
                     description?: string | null;
                     /**
-                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, ebrc.generated, bulk_upload.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
+                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, bulk_upload.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
                      * @example [
                      *       "genebrc.request.processed",
                      *       "ebrc.generated"
@@ -6080,7 +6103,7 @@ export interface operations {
                 /** @description Items per page, 1 to 100 */
                 limit?: number;
                 /** @description An event type */
-                type?: "genebrc.request.acknowledged" | "genebrc.request.failed" | "genebrc.request.processed" | "genebrc.request.partially_processed" | "genebrc.request.errored" | "platform_customer.verified" | "platform_customer.credentials_invalid" | "irm.received" | "ebrc.generated" | "bulk_upload.completed" | "webhook.test";
+                type?: "genebrc.request.acknowledged" | "genebrc.request.failed" | "genebrc.request.processed" | "genebrc.request.partially_processed" | "genebrc.request.errored" | "platform_customer.verified" | "platform_customer.credentials_invalid" | "irm.received" | "irm.updated" | "ebrc.generated" | "bulk_upload.completed" | "webhook.test";
                 /** @description Only this customer's events */
                 platformCustomerId?: string;
                 /**
@@ -8224,6 +8247,67 @@ export interface operations {
                      */
                     platformCustomerId: string;
                     data: components["schemas"]["Irm"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (a redirect included: none is followed), no answer within 15 s or a refused connection is a failed attempt, retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (by default). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onIrmUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's `id`: the same on every attempt and redelivery of the event, so de-duplicate on it (delivery is at least once).
+                 * @example evt_3q9c0f2kXbYp1nV7uLr8TzQmWd4sHa6e
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in Unix seconds (each attempt has its own). Refuse a message far from your clock (Standard Webhooks libraries allow 5 minutes) so that a captured one cannot be replayed later.
+                 * @example 1764547200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` (the body as received, byte for byte), keyed with the base64-decoded part of the endpoint's secret after `whsec_`. For 24 h after a rotation two signatures are sent, space-separated (the new secret's first): accept the message when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `irm.updated` event */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description "evt_" and random characters; also the `webhook-id` header */
+                    id: string;
+                    /** @enum {string} */
+                    type: "irm.updated";
+                    /**
+                     * Format: date-time
+                     * @description When the change it reports was made (ISO 8601, UTC)
+                     */
+                    timestamp: string;
+                    /**
+                     * Format: uuid
+                     * @description The customer it concerns
+                     */
+                    platformCustomerId: string;
+                    data: components["schemas"]["Irm"] & {
+                        changes: {
+                            field: string;
+                            from: unknown;
+                            to: unknown;
+                        }[];
+                    };
                 };
             };
         };

@@ -100,8 +100,34 @@ const CATALOGUE: Readonly<Record<EventType, CatalogueEntry>> = {
   },
   'irm.received': {
     summary: 'An IRM was seen for the first time',
-    description: 'A pull from the authority stored an IRM this customer did not have. Later changes to it send none. `data` is the IRM.',
+    description: 'A pull from the authority stored an IRM this customer did not have. Its later changes send `irm.updated`. `data` is the IRM.',
     data: ref('Irm'),
+  },
+  'irm.updated': {
+    summary: 'An IRM changed at the authority',
+    description:
+      'A pull found an IRM changed by something other than this service\'s own requests: an eBRC made on the portal or through ' +
+      'another platform, a failed line given back, an amendment (A) or a cancellation (C, `irmStatus: "cancelled"`) by the bank. ' +
+      '`data` is the IRM as it is now, with `changes`: each changed field with its value before (`from`) and now (`to`).',
+    data: {
+      allOf: [
+        ref('Irm'),
+        {
+          type: 'object',
+          required: ['changes'],
+          properties: {
+            changes: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['field', 'from', 'to'],
+                properties: { field: { type: 'string' }, from: {}, to: {} },
+              },
+            },
+          },
+        },
+      ],
+    },
   },
   'ebrc.generated': {
     summary: 'An eBRC was generated',
