@@ -25,6 +25,8 @@ import { RequestList } from './services/genebrc/list.ts';
 import { RequestProgress } from './services/genebrc/progress.ts';
 import { PushService } from './services/genebrc/push.ts';
 import { IrmPuller } from './services/irms.ts';
+import { Reconciliations } from './services/reconciliations.ts';
+import { ReconcileSchedule } from './jobs/reconcile-schedule.ts';
 import { EventOutbox } from './services/outbox.ts';
 import { openDatabase, type Database } from './store/database.ts';
 import { releaseAbandonedClaims } from './store/idempotency.ts';
@@ -121,6 +123,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const push = new PushService(context, irmPuller, lifecycle, progress);
     const uploadJobs = new BulkUploadJobs({ boss, database, log });
     const uploads = new BulkUploads(context, push, uploadJobs);
+    const reconciliations = new Reconciliations(context, irmPuller, log);
     app = await buildApp({
       config,
       database,
@@ -132,6 +135,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       outbox,
       deliveries: delivery,
       uploads,
+      reconciliations,
       metrics,
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
@@ -159,7 +163,16 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     }
     const housekeeping = new Housekeeping({ db: database.db, intervalSeconds: config.housekeepingIntervalSeconds, eventRetentionDays: config.eventRetentionDays, log: app.log });
     housekeeping.start();
-    const started = { app, poller, relay, delivery, housekeeping };
+    const schedule = new ReconcileSchedule({
+      db: database.db,
+      intervalSeconds: config.runPoller ? config.reconcileIntervalSeconds : 0,
+      concurrency: config.reconcileConcurrency,
+      tickSeconds: 60,
+      run: (due) => reconciliations.scheduled(due),
+      log: app.log,
+    });
+    schedule.start();
+    const started = { app, poller, relay, delivery, housekeeping, schedule, reconciliations };
     let closing: Promise<void> | undefined;
     return {
       app,
@@ -177,6 +190,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             await started.relay.stop();
             await started.delivery.stop();
             await started.housekeeping.stop();
+            await started.schedule.stop();
+            await started.reconciliations.settled();
             await boss.stop({ graceful: true, timeout: 10_000 });
           } finally {
             await database.close();

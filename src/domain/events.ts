@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   'ebrc.generated',
   'ebrc.updated',
   'bulk_upload.completed',
+  'reconciliation.completed',
   'webhook.test',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -674,8 +674,13 @@ export const BulkUploadSchema = Type.Object(
     fileSha256: Type.String({ description: "The file's SHA-256, hex: the same file for the same customer within 24 h answers this upload" }),
     rowCount: Nullable(Type.Integer(), { description: 'Rows below the header (blank rows not counted); null while validating' }),
     rowsDone: Type.Integer({ description: 'Rows whose push has its acknowledgement' }),
+    rowsValidated: Type.Integer({ description: 'Rows in pushes the authority acknowledged Validated' }),
+    rowsFailed: Type.Integer({ description: 'Rows that failed: in pushes refused at acknowledgement, or lines that failed at processing' }),
+    rowsGenerated: Type.Integer({ description: 'Rows whose line became an eBRC' }),
     errors: Type.Array(UploadProblemSchema, {
-      description: 'Why it was rejected (every problem, up to 1,000), or the rule failures of its Failed pushes, by row and column',
+      description:
+        'Why it was rejected (every problem, up to 1,000); else an entry for every failed row with its code: the rule failures of its ' +
+        'Failed pushes (a refusal that names no row repeated on each row of its push), and the lines that failed at processing',
     }),
     requests: Type.Array(
       Type.Object({
@@ -713,7 +718,27 @@ export const UploadListQuery = Type.Object(
 export const UploadListSchema = ItemsPage(BulkUploadRef);
 export const UploadParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The upload id' }) });
 
-export const SHARED_SCHEMAS = [ProblemSchema, PlatformCustomerSchema, IrmSchema, EbrcSchema, WebhookEndpointSchema, EventSchema, BulkUploadSchema];
+export const ReconciliationSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    platformCustomerId: Type.String({ format: 'uuid' }),
+    trigger: Type.Union([Type.Literal('schedule'), Type.Literal('request')]),
+    status: Type.Union([Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')]),
+    startedAt: DateTime,
+    finishedAt: Nullable(DateTime),
+    irmsUpdated: Type.Integer({ description: 'IRMs the authority changed outside this service (each raised irm.updated)' }),
+    irmsCancelled: Type.Integer({ description: 'Of those, IRMs the authority cancelled' }),
+    ebrcsDiscovered: Type.Integer({ description: 'eBRCs the register did not hold (made elsewhere, or by another customer\'s request)' }),
+    ebrcsCancelled: Type.Integer({ description: 'eBRCs that became cancelled' }),
+    error: Nullable(Type.String(), { description: 'Why a failed run failed (the authority down, the credentials refused, …)' }),
+  },
+  { $id: 'Reconciliation', description: "A run that brought a customer's IRMs and eBRCs up to date with the authority" },
+);
+export const ReconciliationRef = Type.Unsafe<Static<typeof ReconciliationSchema>>(Type.Ref('Reconciliation'));
+export const ReconciliationListSchema = ItemsPage(ReconciliationRef);
+export const ReconciliationListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
+
+export const SHARED_SCHEMAS = [ProblemSchema, PlatformCustomerSchema, IrmSchema, EbrcSchema, WebhookEndpointSchema, EventSchema, BulkUploadSchema, ReconciliationSchema];
 
 // ---- Examples for the OpenAPI document (contract 12) ----
 // Realistic values, in the shapes the service answers: test/http/openapi-examples.test.ts sends every request example
@@ -936,6 +961,9 @@ const EXAMPLE_UPLOAD = {
   fileSha256: EXAMPLE_UPLOAD_SHA256,
   rowCount: null,
   rowsDone: 0,
+  rowsValidated: 0,
+  rowsFailed: 0,
+  rowsGenerated: 0,
   errors: [],
   requests: [],
   createdAt: '2026-11-25T03:00:00.000Z',
@@ -947,6 +975,8 @@ const EXAMPLE_COMPLETED_UPLOAD = {
   status: 'completed' as const,
   rowCount: 1,
   rowsDone: 1,
+  rowsValidated: 1,
+  rowsGenerated: 1,
   requests: [{ requestId: EXAMPLE_REQUEST_ID, ackStatus: 'Validated' as const, rows: [2] }],
   updatedAt: '2026-11-25T03:00:02.000Z',
 };
@@ -1058,6 +1088,47 @@ export const MORE_EXAMPLES = {
           updatedAt: '2026-11-25T01:38:10.000Z',
         },
       ],
+    },
+  },
+  reconciliation: {
+    started: {
+      summary: 'A run started on request',
+      value: {
+        id: '5f0c2a7e-8d1b-4c3a-9e2f-7a6b5c4d3e2f',
+        platformCustomerId: EXAMPLE_CUSTOMER_ID,
+        trigger: 'request',
+        status: 'running',
+        startedAt: '2026-11-25T04:00:00.000Z',
+        finishedAt: null,
+        irmsUpdated: 0,
+        irmsCancelled: 0,
+        ebrcsDiscovered: 0,
+        ebrcsCancelled: 0,
+        error: null,
+      },
+    },
+  },
+  reconciliationList: {
+    page: {
+      summary: "The customer's runs",
+      value: {
+        items: [
+          {
+            id: '5f0c2a7e-8d1b-4c3a-9e2f-7a6b5c4d3e2f',
+            platformCustomerId: EXAMPLE_CUSTOMER_ID,
+            trigger: 'schedule',
+            status: 'completed',
+            startedAt: '2026-11-25T04:00:00.000Z',
+            finishedAt: '2026-11-25T04:00:03.000Z',
+            irmsUpdated: 2,
+            irmsCancelled: 1,
+            ebrcsDiscovered: 1,
+            ebrcsCancelled: 0,
+            error: null,
+          },
+        ],
+        meta: { totalItems: 1, itemsPerPage: 10, totalPages: 1, currentPage: 1 },
+      },
     },
   },
   ebrcPage: {

@@ -97,6 +97,22 @@ export type EbrcsTable = {
   updated_at: Timestamp;
 };
 
+/** Reconciliation runs (migration 0017). */
+export type ReconciliationsTable = {
+  id: string;
+  platform_id: string;
+  platform_customer_id: string;
+  trigger: 'schedule' | 'request';
+  status: 'running' | 'completed' | 'failed';
+  started_at: Date;
+  finished_at: Date | null;
+  irms_updated: ColumnType<number, number | undefined, number>;
+  irms_cancelled: ColumnType<number, number | undefined, number>;
+  ebrcs_discovered: ColumnType<number, number | undefined, number>;
+  ebrcs_cancelled: ColumnType<number, number | undefined, number>;
+  error: string | null;
+};
+
 export type IrmDayCountsTable = {
   platform_customer_id: string;
   irm_issue_date: string;
@@ -282,6 +298,7 @@ export type Schema = {
   platform_customers: PlatformCustomersTable;
   irms: IrmsTable;
   ebrcs: EbrcsTable;
+  reconciliations: ReconciliationsTable;
   irm_day_counts: IrmDayCountsTable;
   irm_customer_counts: IrmCustomerCountsTable;
   genebrc_requests: GenebrcRequestsTable;

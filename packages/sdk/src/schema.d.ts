@@ -201,6 +201,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/platform-customers/{id}/reconcile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reconcile the customer's IRMs and eBRCs with the authority now
+         * @description Starts a reconciliation run and answers it at once, `running`: the customer's IRMs are pulled (each updated in place; `irm.updated` for changes made elsewhere) and its eBRC register brought up to date with everything the authority reports (`ebrc.updated`); the finished run raises `reconciliation.completed`. One runs at a time per customer: 409 `reconciliation_running` while one does (the schedule's included). The customer must be verified (409). No body, or `{}`.
+         */
+        post: operations["reconcilePlatformCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/platform-customers/{id}/reconciliations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the customer's reconciliation runs
+         * @description Newest first, scheduled and requested alike, with what each changed (or why it failed).
+         */
+        get: operations["listReconciliations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/irm/refresh": {
         parameters: {
             query?: never;
@@ -943,6 +983,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "reconciliation.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A reconciliation run finished
+         * @description A customer's reconciliation (on the schedule or on request) finished: `completed` with what it changed, or `failed` with the reason (the authority down, the credentials refused). `data` is the run as `GET /api/v1/platform-customers/{id}/reconciliations` lists it.
+         *
+         *     Delivered to every enabled endpoint subscribed to `reconciliation.completed` or to `*`, signed with the headers below.
+         */
+        post: operations["onReconciliationCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -1010,7 +1072,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "admin_token_missing" | "admin_token_invalid" | "not_found" | "method_not_allowed" | "customer_email_taken" | "customer_not_verified" | "authority_api_credentials_missing" | "api_key_already_revoked" | "console_user_email_taken" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "authority_timeout";
+            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "admin_token_missing" | "admin_token_invalid" | "not_found" | "method_not_allowed" | "customer_email_taken" | "reconciliation_running" | "customer_not_verified" | "authority_api_credentials_missing" | "api_key_already_revoked" | "console_user_email_taken" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "authority_timeout";
             requestId: string;
             errors?: {
                 /** @description JSON pointer to the field, e.g. /ebrcBulkGenDtos/3/irmDt */
@@ -1144,7 +1206,7 @@ export interface components {
              * @example evt_3q9c0f2kXbYp1nV7uLr8TzQmWd4sHa6e
              */
             id: string;
-            /** @description One of: genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, ebrc.updated, bulk_upload.completed, webhook.test */
+            /** @description One of: genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, ebrc.updated, bulk_upload.completed, reconciliation.completed, webhook.test */
             type: string;
             /**
              * Format: date-time
@@ -1171,7 +1233,13 @@ export interface components {
             rowCount: number | null;
             /** @description Rows whose push has its acknowledgement */
             rowsDone: number;
-            /** @description Why it was rejected (every problem, up to 1,000), or the rule failures of its Failed pushes, by row and column */
+            /** @description Rows in pushes the authority acknowledged Validated */
+            rowsValidated: number;
+            /** @description Rows that failed: in pushes refused at acknowledgement, or lines that failed at processing */
+            rowsFailed: number;
+            /** @description Rows whose line became an eBRC */
+            rowsGenerated: number;
+            /** @description Why it was rejected (every problem, up to 1,000); else an entry for every failed row with its code: the rule failures of its Failed pushes (a refusal that names no row repeated on each row of its push), and the lines that failed at processing */
             errors: {
                 /** @description The row as the spreadsheet numbers it (the header is row 1); null for the file as a whole or a whole request */
                 row: number | null;
@@ -1193,6 +1261,29 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** @description A run that brought a customer's IRMs and eBRCs up to date with the authority */
+        Reconciliation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            platformCustomerId: string;
+            trigger: "schedule" | "request";
+            status: "running" | "completed" | "failed";
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /** @description IRMs the authority changed outside this service (each raised irm.updated) */
+            irmsUpdated: number;
+            /** @description Of those, IRMs the authority cancelled */
+            irmsCancelled: number;
+            /** @description eBRCs the register did not hold (made elsewhere, or by another customer's request) */
+            ebrcsDiscovered: number;
+            /** @description eBRCs that became cancelled */
+            ebrcsCancelled: number;
+            /** @description Why a failed run failed (the authority down, the credentials refused, …) */
+            error: string | null;
         };
     };
     responses: never;
@@ -1370,7 +1461,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1821,7 +1912,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2355,7 +2446,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2598,7 +2689,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2687,6 +2778,350 @@ export interface operations {
                      *       "status": 504,
                      *       "detail": "Authority timed out.",
                      *       "code": "authority_timeout",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reconcilePlatformCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The platform customer id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description An empty object */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The run, started */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reconciliation"];
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform customer was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/customer_email_taken",
+                     *       "title": "Email already used by another customer",
+                     *       "status": 409,
+                     *       "detail": "Email already used by another customer.",
+                     *       "code": "customer_email_taken",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large.",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type.",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `authority_credentials_invalid`, `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/authority_credentials_invalid",
+                     *       "title": "Authority credentials not valid",
+                     *       "status": 422,
+                     *       "detail": "Authority credentials not valid.",
+                     *       "code": "authority_credentials_invalid",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listReconciliations: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 to 1000000 */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The platform customer id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the customer's runs, newest first, and how many there are */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Reconciliation"][];
+                        meta: {
+                            totalItems: number;
+                            itemsPerPage: number;
+                            totalPages: number;
+                            currentPage: number;
+                        };
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform customer was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -2808,7 +3243,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3113,7 +3548,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3879,7 +4314,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4213,7 +4648,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4417,7 +4852,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4668,7 +5103,7 @@ export interface operations {
                     /** @description A note of your own, up to 500 characters */
                     description?: string | null;
                     /**
-                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, ebrc.updated, bulk_upload.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
+                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, ebrc.updated, bulk_upload.completed, reconciliation.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
                      * @example [
                      *       "genebrc.request.processed",
                      *       "ebrc.generated"
@@ -4751,7 +5186,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5138,7 +5573,7 @@ export interface operations {
                     /** @description A note of your own, up to 500 characters */
                     description?: string | null;
                     /**
-                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, ebrc.updated, bulk_upload.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
+                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, ebrc.updated, bulk_upload.completed, reconciliation.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
                      * @example [
                      *       "genebrc.request.processed",
                      *       "ebrc.generated"
@@ -5401,7 +5836,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5607,7 +6042,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6003,7 +6438,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6127,7 +6562,7 @@ export interface operations {
                 /** @description Items per page, 1 to 100 */
                 limit?: number;
                 /** @description An event type */
-                type?: "genebrc.request.acknowledged" | "genebrc.request.failed" | "genebrc.request.processed" | "genebrc.request.partially_processed" | "genebrc.request.errored" | "platform_customer.verified" | "platform_customer.credentials_invalid" | "irm.received" | "irm.updated" | "ebrc.generated" | "ebrc.updated" | "bulk_upload.completed" | "webhook.test";
+                type?: "genebrc.request.acknowledged" | "genebrc.request.failed" | "genebrc.request.processed" | "genebrc.request.partially_processed" | "genebrc.request.errored" | "platform_customer.verified" | "platform_customer.credentials_invalid" | "irm.received" | "irm.updated" | "ebrc.generated" | "ebrc.updated" | "bulk_upload.completed" | "reconciliation.completed" | "webhook.test";
                 /** @description Only this customer's events */
                 platformCustomerId?: string;
                 /**
@@ -7316,7 +7751,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7611,7 +8046,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8507,6 +8942,61 @@ export interface operations {
                      */
                     platformCustomerId: string;
                     data: components["schemas"]["BulkUpload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (a redirect included: none is followed), no answer within 15 s or a refused connection is a failed attempt, retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (by default). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onReconciliationCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's `id`: the same on every attempt and redelivery of the event, so de-duplicate on it (delivery is at least once).
+                 * @example evt_3q9c0f2kXbYp1nV7uLr8TzQmWd4sHa6e
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in Unix seconds (each attempt has its own). Refuse a message far from your clock (Standard Webhooks libraries allow 5 minutes) so that a captured one cannot be replayed later.
+                 * @example 1764547200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` (the body as received, byte for byte), keyed with the base64-decoded part of the endpoint's secret after `whsec_`. For 24 h after a rotation two signatures are sent, space-separated (the new secret's first): accept the message when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `reconciliation.completed` event */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description "evt_" and random characters; also the `webhook-id` header */
+                    id: string;
+                    /** @enum {string} */
+                    type: "reconciliation.completed";
+                    /**
+                     * Format: date-time
+                     * @description When the change it reports was made (ISO 8601, UTC)
+                     */
+                    timestamp: string;
+                    /**
+                     * Format: uuid
+                     * @description The customer it concerns
+                     */
+                    platformCustomerId: string;
+                    data: components["schemas"]["Reconciliation"];
                 };
             };
         };

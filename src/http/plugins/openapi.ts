@@ -162,6 +162,13 @@ const CATALOGUE: Readonly<Record<EventType, CatalogueEntry>> = {
       '`errors` by row) or `rejected` (malformed rows; nothing pushed). `data` is the upload as GET /api/v1/genebrc/uploads/{id} shows it.',
     data: ref('BulkUpload'),
   },
+  'reconciliation.completed': {
+    summary: 'A reconciliation run finished',
+    description:
+      "A customer's reconciliation (on the schedule or on request) finished: `completed` with what it changed, or `failed` with " +
+      'the reason (the authority down, the credentials refused). `data` is the run as `GET /api/v1/platform-customers/{id}/reconciliations` lists it.',
+    data: ref('Reconciliation'),
+  },
   'webhook.test': {
     summary: 'A test event',
     description:
