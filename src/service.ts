@@ -42,6 +42,9 @@ export type Service = {
   relay: EventRelay;
   delivery: WebhookDelivery;
   housekeeping: Housekeeping;
+  /** Scheduled reconciliations (ticking only in processes that run the poller). */
+  reconcileSchedule: ReconcileSchedule;
+  reconciliations: Reconciliations;
   /** Stops taking requests, finishes those in flight, stops background work, closes the database. */
   close(): Promise<void>;
 };
@@ -165,13 +168,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     housekeeping.start();
     const schedule = new ReconcileSchedule({
       db: database.db,
-      intervalSeconds: config.runPoller ? config.reconcileIntervalSeconds : 0,
+      intervalSeconds: config.reconcileIntervalSeconds,
       concurrency: config.reconcileConcurrency,
       tickSeconds: 60,
       run: (due) => reconciliations.scheduled(due),
       log: app.log,
     });
-    schedule.start();
+    if (config.runPoller) schedule.start();
     const started = { app, poller, relay, delivery, housekeeping, schedule, reconciliations };
     let closing: Promise<void> | undefined;
     return {
@@ -182,6 +185,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       relay,
       delivery,
       housekeeping,
+      reconcileSchedule: schedule,
+      reconciliations,
       close() {
         closing ??= (async () => {
           try {

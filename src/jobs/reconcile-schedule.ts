@@ -58,14 +58,17 @@ export class ReconcileSchedule {
   }
 
   async #tick(): Promise<number> {
-    let ran = 0;
+    if (this.#intervalSeconds === 0) return 0;
+    // A customer is tried once a tick: one whose run could not start (another process runs it) stays due meanwhile.
+    const tried = new Set<string>();
     while (!this.#stopped) {
-      const due = await customersDue(this.#db, { intervalSeconds: this.#intervalSeconds, at: new Date(), limit: this.#concurrency });
+      const found = await customersDue(this.#db, { intervalSeconds: this.#intervalSeconds, at: new Date(), limit: this.#concurrency + tried.size });
+      const due = found.filter((customer) => !tried.has(customer.id)).slice(0, this.#concurrency);
       if (due.length === 0) break;
+      for (const customer of due) tried.add(customer.id);
       await Promise.all(due.map((customer) =>
         this.#run(customer).catch((error: unknown) => this.#log.warn({ err: error, platformCustomerId: customer.id }, 'a scheduled reconciliation could not run'))));
-      ran += due.length;
     }
-    return ran;
+    return tried.size;
   }
 }
