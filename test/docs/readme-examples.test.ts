@@ -59,6 +59,7 @@ const PROMISES: Promise_[] = [
   { block: '"$ADMIN/platforms/$PLATFORM/users"', shows: [/"email": "ops@acme-payments\.example"/, /"disabled": false/] },
   { block: '"$ADMIN/users/$USER_ID"', shows: [/"disabled": true/] },
   { block: '/sandbox/issueApiCredentials', shows: [/"client_Id"/] },
+  { block: '/reconcile"', shows: [/"status": "running"/, /"trigger": "request"/] },
   { block: '/sandbox/bank/irms"', shows: [/"irmAvailableAmt":"6000\.00"/, /"ormAmountFCC":"400\.00"/] },
 ];
 
