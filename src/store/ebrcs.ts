@@ -104,7 +104,7 @@ export type RegisteredEbrcRow = Selectable<EbrcsTable>;
 export type RegisterValues = Omit<Insertable<EbrcsTable>, 'id' | 'platform_id' | 'platform_customer_id' | 'created_at' | 'updated_at'>;
 
 /** How many eBRCs one register statement takes. */
-export const REGISTER_BATCH = 500;
+export const REGISTER_BATCH = 1_000;
 
 /** The customer's registered eBRCs of these numbers, locked until the transaction ends. */
 export async function lockRegistered(db: Kysely<Schema>, customerId: string, ebrcNumbers: readonly string[]): Promise<RegisteredEbrcRow[]> {

@@ -8,7 +8,7 @@ import type { IrmsTable, Schema } from './schema.ts';
 export type IrmRow = Selectable<IrmsTable>;
 
 /** How many IRMs one statement (and one transaction of a pull) takes. */
-export const UPSERT_BATCH = 500;
+export const UPSERT_BATCH = 1_000;
 
 /** An IRM's values to store: the authority's fields, with the balances this service keeps (irm-status.ts, balanceAfterPull). */
 export type IrmValues = AuthorityIrm;
