@@ -163,7 +163,7 @@ export async function syncEbrcs(context: ServiceContext, customer: VerifiedCusto
  * finish): source this_service with the requestId, also over an entry a sync made a moment before as elsewhere.
  */
 export async function registerOwnEbrcs(tx: Kysely<Schema>, owner: { platformId: string; customerId: string }, rows: readonly store.LocalEbrcRow[]): Promise<Ebrc[]> {
-  const registered = await store.registerGenerated(tx, owner, rows.map((row) => ({
+  const registered = await store.insertRegistered(tx, owner, rows.map((row) => ({
     ebrc_number: row.ebrc_number,
     ebrc_date: row.ebrc_date,
     irm_number: row.irm_number,
@@ -175,7 +175,7 @@ export async function registerOwnEbrcs(tx: Kysely<Schema>, owner: { platformId: 
     request_id: row.request_id,
     source: 'this_service',
     status: 'generated',
-  })));
+  })), 'claim');
   const byNumber = new Map(registered.map((row) => [row.ebrc_number, toEbrc(row)]));
   return rows.map((row) => byNumber.get(row.ebrc_number)!);
 }

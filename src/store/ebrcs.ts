@@ -119,17 +119,27 @@ export async function lockRegistered(db: Kysely<Schema>, customerId: string, ebr
     .execute();
 }
 
-/** Adds eBRCs to the customer's register; one already there (another process's) is left as it is. Returns those added. */
+/**
+ * Adds eBRCs to the customer's register; returns the rows written. An eBRC already there is left as it is (`keep`:
+ * another process's sync registered it), or made this service's (`claim`: a request of this customer generated it,
+ * and a sync may have found it at the authority a moment before the request was finished here).
+ */
 export async function insertRegistered(
   db: Kysely<Schema>,
   owner: { platformId: string; customerId: string },
   ebrcs: readonly RegisterValues[],
+  existing: 'keep' | 'claim' = 'keep',
 ): Promise<RegisteredEbrcRow[]> {
   if (ebrcs.length === 0) return [];
   return db
     .insertInto('ebrcs')
     .values(ebrcs.map((ebrc) => ({ ...ebrc, id: randomUUID(), platform_id: owner.platformId, platform_customer_id: owner.customerId })))
-    .onConflict((oc) => oc.columns(['platform_customer_id', 'ebrc_number']).doNothing())
+    .onConflict((oc) => {
+      const target = oc.columns(['platform_customer_id', 'ebrc_number']);
+      return existing === 'keep'
+        ? target.doNothing()
+        : target.doUpdateSet((eb) => ({ source: eb.ref('excluded.source'), request_id: eb.ref('excluded.request_id'), updated_at: sql<Date>`now()` }));
+    })
     .returningAll()
     .execute();
 }
@@ -182,28 +192,4 @@ export async function listRegistered(db: Kysely<Schema>, filter: EbrcRegisterFil
 
 export async function findRegistered(db: Kysely<Schema>, customerId: string, ebrcNumber: string): Promise<RegisteredEbrcRow | undefined> {
   return db.selectFrom('ebrcs').selectAll().where('platform_customer_id', '=', customerId).where('ebrc_number', '=', ebrcNumber).executeTakeFirst();
-}
-
-/**
- * Registers eBRCs a request of this customer generated: source this_service with the requestId, also over an entry
- * already there (a sync may have found it at the authority a moment before the request was finished here).
- */
-export async function registerGenerated(
-  db: Kysely<Schema>,
-  owner: { platformId: string; customerId: string },
-  ebrcs: readonly RegisterValues[],
-): Promise<RegisteredEbrcRow[]> {
-  if (ebrcs.length === 0) return [];
-  return db
-    .insertInto('ebrcs')
-    .values(ebrcs.map((ebrc) => ({ ...ebrc, id: randomUUID(), platform_id: owner.platformId, platform_customer_id: owner.customerId })))
-    .onConflict((oc) =>
-      oc.columns(['platform_customer_id', 'ebrc_number']).doUpdateSet((eb) => ({
-        source: eb.ref('excluded.source'),
-        request_id: eb.ref('excluded.request_id'),
-        updated_at: sql<Date>`now()`,
-      })),
-    )
-    .returningAll()
-    .execute();
 }
