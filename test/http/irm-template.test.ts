@@ -372,6 +372,8 @@ describeEachBackend(
         const id = (await h.database.db.selectFrom('irms').select('id').where('irm_number', '=', broken.irmNumber).where('platform_customer_id', '=', customerId).executeTakeFirstOrThrow()).id;
         // An amount no code path can read (numeric NaN passes both balance checks): the second batch fails.
         await sql`update irms set irm_available_amt = 'NaN', remittance_fcc_amount = 'NaN' where id = ${id}`.execute(h.database.db);
+        // A pull would set the IRM back to the authority's figures (contract 13): the download must read the store as broken.
+        await h.database.db.updateTable('platform_customers').set({ irms_pulled_at: new Date() }).where('id', '=', customerId).execute();
         try {
           const wire = await downloadOverTheWire(h, customerId, format);
           assert.equal(wire.status, 200, 'the answer had begun');
