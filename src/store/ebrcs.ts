@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { textList } from './lists.ts';
 import type { EbrcsTable, Schema } from './schema.ts';
 
 /** An eBRC generated through this service: a GENERATED line of one of the customer's requests. */
@@ -113,7 +114,7 @@ export async function lockRegistered(db: Kysely<Schema>, customerId: string, ebr
     .selectFrom('ebrcs')
     .selectAll()
     .where('platform_customer_id', '=', customerId)
-    .where('ebrc_number', 'in', [...ebrcNumbers])
+    .where('ebrc_number', 'in', textList(ebrcNumbers))
     .orderBy('id')
     .forUpdate()
     .execute();
@@ -171,7 +172,7 @@ export async function madeHere(db: Kysely<Schema>, customerId: string, ebrcNumbe
     .selectFrom('genebrc_request_lines as line')
     .innerJoin('genebrc_requests as request', 'request.id', 'line.request_id')
     .select(['line.ebrc_number', 'request.request_id', 'request.platform_customer_id'])
-    .where('line.ebrc_number', 'in', [...ebrcNumbers])
+    .where('line.ebrc_number', 'in', textList(ebrcNumbers))
     .execute();
   return new Map(rows.map((row) => [row.ebrc_number!, row.platform_customer_id === customerId ? row.request_id : null]));
 }

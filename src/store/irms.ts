@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuthorityIrm } from '../authority/authority.ts';
 import { CANCELLED_AT_AUTHORITY } from '../domain/irm-status.ts';
+import { textList } from './lists.ts';
 import { readPage, type DayCounts, type PageWindow } from './paging.ts';
 import type { IrmsTable, Schema } from './schema.ts';
 
@@ -65,7 +66,7 @@ export async function lockIrmsByNumber(db: Kysely<Schema>, customerId: string, i
     .selectFrom('irms')
     .selectAll()
     .where('platform_customer_id', '=', customerId)
-    .where('irm_number', 'in', [...irmNumbers])
+    .where('irm_number', 'in', textList(irmNumbers))
     .orderBy('id')
     .forUpdate()
     .execute();
@@ -109,7 +110,7 @@ export async function heldAmounts(db: Kysely<Schema>, customerId: string, irmNum
     join genebrc_request_lines line on line.request_id = request.id
     where request.status in ('SUBMITTING', 'PENDING') and request.platform_customer_id = ${customerId}
       and (request.status = 'SUBMITTING' or request.updated_at >= ${fetchedFrom})
-      and line.reserved and line.irm_number in (${sql.join([...irmNumbers])})
+      and line.reserved and line.irm_number in ${textList(irmNumbers)}
     group by line.irm_number`.execute(db);
   return new Map(rows.map((row) => [row.irm_number, String(row.held)]));
 }
