@@ -85,9 +85,20 @@ describeEachBackend(
     test('an IRM cancelled by the bank is shown cancelled with nothing available, never offered, and a push naming it is refused locally (ERR18)', async () => {
       const customer = await verifiedCustomer(h, 'truth-cancel@example.com');
       const [irm] = await usableIrms(h, customer, 1);
+      const match = async () => {
+        const invoice = {
+          sbCumInvoiceNumber: '7000001', sbCumInvoiceDate: irm.remittanceDate, sbCumInvoiceFCC: irm.remittanceFCC, sbCumInvoiceValueinFCC: irm.irmAvailableAmt,
+          portCode: 'INDEL4', billNo: 'B7000001', buyerName: irm.remitterName, buyerCountry: irm.remitterCountry,
+        };
+        const answer = await h.request('POST', `/api/v1/platform-customers/${customer}/irm/match`, { body: { uploadType: '101', invoices: [invoice] } });
+        assert.equal(answer.status, 200, answer.text);
+        return answer.body.allocations.some((allocation: any) => allocation.irmNumber === irm.irmNumber);
+      };
+      assert.equal(await match(), true, 'matched while it stands');
       await cancelIrmAtBank(h, irm.irmNumber);
       await expirePull(h, customer);
       const cancelled = await irmNow(h, customer, irm.irmNumber);
+      assert.equal(await match(), false, 'never matched once cancelled');
       assert.equal(cancelled.irmStatus, 'cancelled');
       assert.equal(cancelled.irmAvailableAmt, 0);
       const [event] = (await eventsOf(h, customer, 'irm.updated')).filter((e) => e.data.irmNumber === irm.irmNumber);
