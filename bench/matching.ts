@@ -19,7 +19,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { matchInvoices } from '../src/domain/matching.ts';
-import { markIrmsPulled, UPSERT_BATCH, upsertIrms } from '../src/store/irms.ts';
+import { markIrmsPulled, UPSERT_BATCH, insertIrms } from '../src/store/irms.ts';
 import { startHarness, type Backend } from '../test/support/harness.ts';
 import { authorityIrmsOf, generateMatchingDataset, matchRequestBody, precisionRecall } from '../test/support/matching-dataset.ts';
 
@@ -96,7 +96,7 @@ async function http(backend: Backend): Promise<void> {
       const customerId: string = created.body.id;
       const irms = authorityIrmsOf(data);
       for (let start = 0; start < irms.length; start += UPSERT_BATCH) {
-        await upsertIrms(h.database.db, { platformId: h.platformA.id, customerId }, irms.slice(start, start + UPSERT_BATCH));
+        await insertIrms(h.database.db, { platformId: h.platformA.id, customerId }, irms.slice(start, start + UPSERT_BATCH));
       }
       await markIrmsPulled(h.database.db, customerId, new Date());
 

@@ -126,3 +126,7 @@ export const SANDBOX_ACCOUNTS: readonly SandboxAccount[] = [
 export function findSandboxAccount(username: string): SandboxAccount | undefined {
   return SANDBOX_ACCOUNTS.find((account) => account.username === username);
 }
+
+export function findSandboxAccountByIec(iecCode: string): SandboxAccount | undefined {
+  return SANDBOX_ACCOUNTS.find((account) => account.iecCode === iecCode);
+}

@@ -45,7 +45,8 @@ const DECLARATION_FLAG = 'Y';
 const IRM_INSERT_BATCH = 500;
 const EBRC_SEQUENCE_DIGITS = 10;
 const PROCESSING_BATCH = 100;
-const EBRC_STATUS = 'GENERATED';
+const EBRC_GENERATED = 'GENERATED';
+const EBRC_CANCELLED = 'CANCELLED';
 
 type Db = Kysely<SandboxSchema>;
 type Trx = Transaction<SandboxSchema>;
@@ -189,7 +190,7 @@ export function createSandboxAuthority(options: { db: Db; processingDelayMs: num
         .innerJoin('authority_sandbox.requests as request', 'request.request_id', 'line.request_id')
         .select([
           'line.ebrc_number', 'line.ebrc_date', 'line.irm_number', 'line.sb_cum_invoice_number', 'line.sb_cum_invoice_date',
-          'line.mapped_amount', 'line.currency',
+          'line.mapped_amount', 'line.currency', 'line.ebrc_cancelled_at',
         ])
         .where('request.account_username', '=', account.username)
         .where('line.status', '=', 'GENERATED')
@@ -209,7 +210,7 @@ export function createSandboxAuthority(options: { db: Db; processingDelayMs: num
           realisedValueFCC: row.mapped_amount,
           currency: row.currency,
           iecCode: account.iecCode,
-          status: EBRC_STATUS,
+          status: row.ebrc_cancelled_at === null ? EBRC_GENERATED : EBRC_CANCELLED,
         })),
       };
     },
@@ -223,7 +224,7 @@ export function createSandboxAuthority(options: { db: Db; processingDelayMs: num
  * run one after another, so a burst of calls inserts each IRM once. Inserting in order keeps the stored IRMs a prefix
  * of the account's stream, so the next one to insert is max(seq) + 1.
  */
-function irmMaterialiser(db: Db): (account: SandboxAccount, at: Date) => Promise<void> {
+export function irmMaterialiser(db: Db): (account: SandboxAccount, at: Date) => Promise<void> {
   const storedCounts = new Map<string, number>();
   const latestRuns = new Map<string, Promise<void>>();
 
@@ -279,19 +280,19 @@ function irmMaterialiser(db: Db): (account: SandboxAccount, at: Date) => Promise
 }
 
 /** The account's IRMs that exist at `at`: an IRM materialised for a later clock is not issued yet. */
-function issuedIrms(db: Db | Trx, account: SandboxAccount, at: Date) {
+export function issuedIrms(db: Db | Trx, account: SandboxAccount, at: Date) {
   return db
     .selectFrom('authority_sandbox.irms')
     .where('account_username', '=', account.username)
     .where('seq', '<', issuedIrmCount(account.irmProfile, at));
 }
 
-function wireIrm(row: IrmsTable): WireIrm {
+export function wireIrm(row: Selectable<IrmsTable>): WireIrm {
   return {
     irmNumber: row.irm_number,
     irmIssueDate: wireDate(row.irm_issue_date),
-    // The generator issues no amended or cancelled IRMs.
-    irmStatus: 'F',
+    // The generator issues fresh IRMs; the bank's test helpers amend (A) and cancel (C) them (outside-changes.ts).
+    irmStatus: row.irm_status,
     ifscCode: row.ifsc_code,
     remittanceAdCode: row.remittance_ad_code,
     remittanceDate: wireDate(row.remittance_date),
@@ -309,7 +310,7 @@ function wireIrm(row: IrmsTable): WireIrm {
 }
 
 /** A stored YYYY-MM-DD date as the wire's ddMMyyyy. */
-function wireDate(iso: string): WireDate {
+export function wireDate(iso: string): WireDate {
   const date = parseIsoDate(iso);
   if (date === null) throw new Error(`Not an ISO date: ${iso}`);
   return toDdMMyyyy(date);
@@ -381,6 +382,8 @@ async function lockIrms(trx: Trx, account: SandboxAccount, at: Date, lines: read
   const rows = await issuedIrms(trx, account, at)
     .select(['irm_number', 'irm_issue_date', 'ifsc_code', 'remittance_fcc', 'purpose_of_remittance', 'available_amount', 'remittance_date'])
     .where('irm_number', 'in', irmNumbers)
+    // A cancelled IRM cannot be mapped: to a push it does not exist (ERR18).
+    .where('irm_status', '<>', 'C')
     .orderBy('irm_number')
     .forUpdate()
     .execute();

@@ -6,9 +6,10 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { SandboxAuthority } from './authority.ts';
-import { createSandboxAuthority } from './authority.ts';
+import { createSandboxAuthority, irmMaterialiser } from './authority.ts';
 import type { SandboxConfig } from './config.ts';
 import { createTokenStore, loadCredentialRegistry } from './credentials.ts';
+import { createOutsideChanges } from './outside-changes.ts';
 import { buildSandboxServer } from './server.ts';
 import { openSandboxDatabase, type SandboxDatabase } from './store/database.ts';
 
@@ -38,6 +39,7 @@ export async function startSandbox(
     const app = buildSandboxServer({
       db: database.db,
       authority,
+      outside: createOutsideChanges({ db: database.db, now, materialiseIrms: irmMaterialiser(database.db) }),
       credentials,
       tokens: createTokenStore(database.db),
       allowedIps: config.allowedIps,

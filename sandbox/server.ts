@@ -1,6 +1,7 @@
 /**
  * The sandbox authority's HTTP side: the authority's wire protocol (authority-wire.md, authority-protocol.md) as
- * src/authority/dgft's client speaks it, plus POST /sandbox/issueApiCredentials and GET /health.
+ * src/authority/dgft's client speaks it, plus POST /sandbox/issueApiCredentials, the portal's and the bank's test
+ * helpers (POST /sandbox/portal/..., /sandbox/bank/...: outside-changes.ts) and GET /health.
  *
  * A protocol call passes, in this order (the first that fails answers):
  *   the IP allow-list (403) → x-api-key, a known key (401 "Unauthorized", the gateway's authorizer) → the rate limit
@@ -30,9 +31,11 @@ import type { AuthorityErrorCode } from '../src/authority/protocol/error-codes.t
 import type { AuthorityErrorBody, EnvelopedOperation } from '../src/authority/protocol/messages.ts';
 import { HEADER_NAMES, JSON_CONTENT_TYPE, OPERATION_PATHS } from '../src/authority/protocol/messages.ts';
 import { checkClientSecret } from '../src/authority/protocol/token-secret.ts';
-import { OUTAGE_PASSWORD, SANDBOX_PASSWORD, SLOW_PASSWORD, findSandboxAccount } from './accounts.ts';
+import { OUTAGE_PASSWORD, SANDBOX_PASSWORD, SLOW_PASSWORD, findSandboxAccount, findSandboxAccountByIec } from './accounts.ts';
+import type { SandboxAccount } from './accounts.ts';
 import type { SandboxAuthority } from './authority.ts';
 import type { CredentialRegistry, SandboxCredentialSet, TokenStore } from './credentials.ts';
+import { HelperRefusal, type OutsideChanges } from './outside-changes.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import type { SandboxSchema } from './store/schema.ts';
 import { readEbrcFilters, readIrmFilters, readRequestId } from './wire-requests.ts';
@@ -48,6 +51,7 @@ const IPV4_MAPPED_PREFIX = '::ffff:';
 export type SandboxServerOptions = {
   db: Kysely<SandboxSchema>;
   authority: SandboxAuthority;
+  outside: OutsideChanges;
   credentials: CredentialRegistry;
   tokens: TokenStore;
   allowedIps: BlockList | null;
@@ -231,6 +235,31 @@ export function buildSandboxServer(options: SandboxServerOptions): FastifyInstan
     request.log.info({ username: set.account.username, envelopeProfile: credentials.profileOf(set) }, 'API credential set issued');
     return reply.send(credentials.credentialFile(set));
   });
+
+  /**
+   * The portal's and the bank's test helpers (outside-changes.ts): plain JSON, no envelope or token, like
+   * issueApiCredentials. The body names the account by `iecCode`; a refusal is `{error, message}` with its status.
+   */
+  const helper = (path: string, status: number, work: (account: SandboxAccount, body: Record<string, unknown>, params: Record<string, string>) => Promise<object>) =>
+    post(path, async (request, reply) => {
+      const body = parseJsonObject(bodyText(request));
+      if (body === null) return reply.code(400).send({ error: 'invalid_request', message: 'The body must be a JSON object.' });
+      const account = typeof body.iecCode === 'string' ? findSandboxAccountByIec(body.iecCode) : undefined;
+      if (account === undefined) return reply.code(404).send({ error: 'unknown_iec', message: 'iecCode must be the IEC of a sandbox test account.' });
+      try {
+        const changed = await work(account, body, request.params as Record<string, string>);
+        request.log.info({ path, iecCode: account.iecCode }, 'a test helper changed the authority\'s data');
+        return reply.code(status).send(changed);
+      } catch (error) {
+        if (!(error instanceof HelperRefusal)) throw error;
+        return reply.code(error.status).send({ error: 'refused', message: error.message });
+      }
+    });
+  helper('/sandbox/portal/ebrcs', 201, (account, body) => options.outside.portalEbrc(account, body));
+  helper('/sandbox/portal/ebrcs/:ebrcNumber/cancel', 200, (account, _body, params) => options.outside.cancelEbrc(account, params.ebrcNumber ?? ''));
+  helper('/sandbox/bank/irms', 201, (account, body) => options.outside.bankIrm(account, body));
+  helper('/sandbox/bank/irms/:irmNumber/amend', 200, (account, body, params) => options.outside.amendIrm(account, params.irmNumber ?? '', body));
+  helper('/sandbox/bank/irms/:irmNumber/cancel', 200, (account, _body, params) => options.outside.cancelIrm(account, params.irmNumber ?? ''));
 
   // `program` says which program answers: `npm start` reuses a sandbox already on SANDBOX_PORT only when it is one.
   app.get('/health', async (request, reply) => {

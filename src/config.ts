@@ -20,6 +20,10 @@ export type Config = {
   irmRefreshIntervalSeconds: number;
   sandboxProcessingDelayMs: number;
   pollIntervalSeconds: number;
+  /** Every customer's scheduled reconciliation (contract 13); 0 turns the schedule off. */
+  reconcileIntervalSeconds: number;
+  /** How many scheduled reconciliations a process runs at once. */
+  reconcileConcurrency: number;
   runPoller: boolean;
   /** Whether this process relays events and delivers webhooks (RUN_WEBHOOKS). */
   runWebhooks: boolean;
@@ -199,6 +203,8 @@ export function loadConfig(env: Env = process.env): Config {
     irmRefreshIntervalSeconds: integer(env, 'IRM_REFRESH_INTERVAL_SECONDS', 30, 0, 86_400),
     sandboxProcessingDelayMs: integer(env, 'SANDBOX_PROCESSING_DELAY_MS', 3_000, 0, 86_400_000),
     pollIntervalSeconds: integer(env, 'POLL_INTERVAL_SECONDS', 2, 1, 3_600),
+    reconcileIntervalSeconds: integer(env, 'RECONCILE_INTERVAL_SECONDS', 86_400, 0, 30 * 86_400),
+    reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY', 2, 1, 32),
     runPoller: boolean(env, 'RUN_POLLER', true),
     runWebhooks: boolean(env, 'RUN_WEBHOOKS', true),
     housekeepingIntervalSeconds: integer(env, 'HOUSEKEEPING_INTERVAL_SECONDS', 600, 1, 86_400),

@@ -60,6 +60,12 @@ export const ERROR_TABLE = {
     meaning: 'Another of this platform\'s customers has this email address.',
     action: 'Use that customer (find it with `GET /api/v1/platform-customers?search=<email>`) or give another email address.',
   },
+  reconciliation_running: {
+    status: 409,
+    title: 'A reconciliation is running',
+    meaning: 'A reconciliation of this customer is under way (on request or on the schedule); one runs at a time.',
+    action: 'Follow it with `GET /api/v1/platform-customers/{id}/reconciliations`; ask again once it has finished.',
+  },
   customer_not_verified: {
     status: 409,
     title: 'Customer not verified with the authority',

@@ -28,6 +28,8 @@ import { RequestList } from './services/genebrc/list.ts';
 import { RequestProgress } from './services/genebrc/progress.ts';
 import { PushService } from './services/genebrc/push.ts';
 import { IrmPuller } from './services/irms.ts';
+import { Reconciliations } from './services/reconciliations.ts';
+import { ReconcileSchedule } from './jobs/reconcile-schedule.ts';
 import { EventOutbox } from './services/outbox.ts';
 import { DatabaseAvailability } from './store/availability.ts';
 import { openDatabase, type Database } from './store/database.ts';
@@ -44,6 +46,9 @@ export type Service = {
   relay: EventRelay;
   delivery: WebhookDelivery;
   housekeeping: Housekeeping;
+  /** Scheduled reconciliations (ticking only in processes that run the poller). */
+  reconcileSchedule: ReconcileSchedule;
+  reconciliations: Reconciliations;
   /**
    * A clean stop, bounded by SHUTDOWN_TIMEOUT_SECONDS: readiness 503 and new requests refused (503 `shutting_down`),
    * the requests in flight finished, the listener closed, the background work stopped (the jobs under way finished),
@@ -138,13 +143,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       concurrency: config.webhookConcurrency,
     });
     const relay = new EventRelay({ db: database.db, outbox, delivery, log, lag: deliveryMetrics.outboxLag });
-    const irmPuller = new IrmPuller(context);
+    const irmPuller = new IrmPuller(context, log);
     const lifecycle = new RequestLifecycle(database.db, outbox, poller);
     const progress = new RequestProgress(context, lifecycle);
     const push = new PushService(context, irmPuller, lifecycle, progress);
     const uploadJobs = new BulkUploadJobs({ boss, database, log });
     const uploads = new BulkUploads(context, push, uploadJobs);
     const drain = new Drain();
+    const reconciliations = new Reconciliations(context, irmPuller, log);
     app = await buildApp({
       config,
       database,
@@ -156,6 +162,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       outbox,
       deliveries: delivery,
       uploads,
+      reconciliations,
       metrics,
       drain,
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
@@ -186,7 +193,16 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     }
     const housekeeping = new Housekeeping({ db: database.db, intervalSeconds: config.housekeepingIntervalSeconds, eventRetentionDays: config.eventRetentionDays, log });
     housekeeping.start();
-    const started = { app, poller, relay, delivery, housekeeping };
+    const schedule = new ReconcileSchedule({
+      db: database.db,
+      intervalSeconds: config.reconcileIntervalSeconds,
+      concurrency: config.reconcileConcurrency,
+      tickSeconds: 60,
+      run: (due) => reconciliations.scheduled(due),
+      log,
+    });
+    if (config.runPoller) schedule.start();
+    const started = { app, poller, relay, delivery, housekeeping, schedule, reconciliations };
     let closing: Promise<void> | undefined;
     return {
       app,
@@ -196,6 +212,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       relay,
       delivery,
       housekeeping,
+      reconcileSchedule: schedule,
+      reconciliations,
       close() {
         closing ??= (async () => {
           const deadline = Date.now() + config.shutdownTimeoutSeconds * 1000;
@@ -207,8 +225,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             }
             await started.app.close();
             started.poller.stop();
-            const stopped = await within(deadline, Promise.all([started.relay.stop(), started.delivery.stop(), started.housekeeping.stop()]));
-            if (!stopped) started.app.log.warn('shutdown: SHUTDOWN_TIMEOUT_SECONDS passed with webhook deliveries in flight; they are sent again after the restart');
+            const stopped = await within(
+              deadline,
+              Promise.all([started.relay.stop(), started.delivery.stop(), started.housekeeping.stop(), started.schedule.stop(), started.reconciliations.settled()]),
+            );
+            if (!stopped) started.app.log.warn('shutdown: SHUTDOWN_TIMEOUT_SECONDS passed with webhook deliveries or reconciliations in flight; they are picked up again after the restart');
             // The jobs under way (polls, uploads) finish within what is left of the deadline; pg-boss takes at least 1 s.
             await boss.stop({ graceful: true, timeout: deadline - Date.now() });
           } finally {

@@ -11,7 +11,7 @@ import type { CredentialSet } from '../../src/authority/protocol/credentials.ts'
 import { matchInvoices } from '../../src/domain/matching.ts';
 import { SPREADSHEET_COLUMNS } from '../../src/domain/spreadsheet-columns.ts';
 import type { Database } from '../../src/store/database.ts';
-import { markIrmsPulled, UPSERT_BATCH, upsertIrms } from '../../src/store/irms.ts';
+import { markIrmsPulled, UPSERT_BATCH, insertIrms } from '../../src/store/irms.ts';
 import { authorityIrmsOf, generateMatchingDataset, matchRequestBody, precisionRecall } from '../../test/support/matching-dataset.ts';
 import { lineFor } from '../../test/support/workflow.ts';
 import type { ApiClient, ApiIrm } from './api.ts';
@@ -280,7 +280,7 @@ export async function seedMatchingCustomers(
     });
     const irms = authorityIrmsOf(data, { iecCode: account.set.iecCode, panNumber: account.panNumber });
     for (let start = 0; start < irms.length; start += UPSERT_BATCH) {
-      await upsertIrms(database.db, { platformId, customerId }, irms.slice(start, start + UPSERT_BATCH));
+      await insertIrms(database.db, { platformId, customerId }, irms.slice(start, start + UPSERT_BATCH));
     }
     await markIrmsPulled(database.db, customerId, new Date());
     customers.push({ invoices: set.invoices, customerId, irmsStored: irms.length, body: JSON.stringify(matchRequestBody(data.invoices)) });

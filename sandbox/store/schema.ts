@@ -48,6 +48,8 @@ export type IrmsTable = {
   remitter_name: string;
   remitter_country: string;
   purpose_of_remittance: string;
+  /** F, A (amended by the bank) or C (cancelled by the bank). */
+  irm_status: ColumnType<'F' | 'A' | 'C', 'F' | 'A' | 'C' | undefined, 'F' | 'A' | 'C'>;
 };
 
 export type RequestsTable = {
@@ -74,6 +76,8 @@ export type RequestLinesTable = {
   ebrc_number: string | null;
   ebrc_date: string | null;
   error_details: ColumnType<WireErrorDetail[], string | undefined, string>;
+  /** Set when the eBRC was cancelled on the portal (or by the bank): fetchEBRCDetails then reports it CANCELLED. */
+  ebrc_cancelled_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 };
 
 export type SandboxSchema = {

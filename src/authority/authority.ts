@@ -15,6 +15,11 @@ export type CallOptions = { signal?: AbortSignal };
 
 export type AuthorityIrm = {
   irmNumber: string;
+  /**
+   * The authority's irmStatus: F (fresh), A (amended), C (cancelled), or whatever other letter it sends, upper-cased
+   * (an absent status reads as F).
+   */
+  irmStatus: string;
   /** YYYY-MM-DD */
   irmIssueDate: string;
   ifscCode: string;
@@ -32,6 +37,12 @@ export type AuthorityIrm = {
   remitterCountry: string;
   purposeOfRemittance: string;
 };
+
+/** An IRM of the authority's answer that cannot be stored as it is (an amount with three decimals, no number, ...). */
+export type UnreadableIrm = { index: number; irmNumber: string | null; reason: string };
+
+/** fetchIRMDetails' answer: every IRM that reads, and why the others do not (one odd IRM never fails the rest). */
+export type IrmFetch = { irms: AuthorityIrm[]; unreadable: UnreadableIrm[] };
 
 export type IrmQuery = {
   iecCode: string;
@@ -161,7 +172,7 @@ export class AuthorityError extends Error {
 export interface Authority {
   /** Proves a credential set works: a token, then the set's IEC's IRMs. Throws AuthorityError when it does not. */
   checkCredentials(credentials: CredentialSet, options?: CallOptions): Promise<void>;
-  fetchIrms(credentials: CredentialSet, query: IrmQuery, options?: CallOptions): Promise<AuthorityIrm[]>;
+  fetchIrms(credentials: CredentialSet, query: IrmQuery, options?: CallOptions): Promise<IrmFetch>;
   /**
    * Pushes a request. A requestId the authority already received (ERR09, as after a retry whose first answer was
    * lost) is answered from getRequestStatus, never pushed twice.

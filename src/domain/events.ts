@@ -10,8 +10,11 @@ export const EVENT_TYPES = [
   'platform_customer.verified',
   'platform_customer.credentials_invalid',
   'irm.received',
+  'irm.updated',
   'ebrc.generated',
+  'ebrc.updated',
   'bulk_upload.completed',
+  'reconciliation.completed',
   'webhook.test',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -10,6 +10,7 @@ import type { RequestProgress } from '../services/genebrc/progress.ts';
 import type { PushService } from '../services/genebrc/push.ts';
 import type { IrmPuller } from '../services/irms.ts';
 import type { EventOutbox } from '../services/outbox.ts';
+import type { Reconciliations } from '../services/reconciliations.ts';
 import type { ApiKeyAuthenticator } from '../services/platforms.ts';
 import type { Database } from '../store/database.ts';
 
@@ -25,6 +26,7 @@ export type Deps = {
   outbox: EventOutbox;
   deliveries: DeliveryScheduler;
   uploads: BulkUploads;
+  reconciliations: Reconciliations;
   /**
    * This process's API key authenticator, built by buildApp and given to the console (its API keys page): a key
    * revoked there is forgotten at once, as through the admin API. Absent outside the app.

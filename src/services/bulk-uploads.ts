@@ -25,7 +25,36 @@ export type UploadedFile = { fileName: string; contentType: string | undefined; 
 /** The same file (by SHA-256) for the same customer within this time answers the upload made of it (contract 11). */
 const SAME_FILE_WINDOW_MS = 24 * 3600 * 1000;
 
-function uploadView(upload: store.UploadRow, pushes: readonly store.UploadPushRow[]): BulkUpload {
+/**
+ * An upload as the API shows it, with how its rows ended so far (contract 13): rowsValidated (in pushes the authority
+ * acknowledged Validated), rowsGenerated (their lines that became eBRCs), rowsFailed (in pushes refused at
+ * acknowledgement, and lines that failed at processing), and an error on every failed row: a refusal that names no
+ * row is repeated on each row of its push, a row of a refused push without an error of its own says why it was not
+ * generated, and a line that failed at processing carries the authority's codes.
+ */
+function uploadView(upload: store.UploadRow, pushes: readonly store.UploadPushRow[], outcomes: ReadonlyMap<string, store.LineOutcomes>): BulkUpload {
+  let rowsValidated = 0;
+  let rowsGenerated = 0;
+  let rowsFailed = 0;
+  const errors: BulkUploadProblem[] = [...upload.errors];
+  for (const push of pushes) {
+    const rows = push.spreadsheet_rows;
+    if (push.ack_status === 'Failed') {
+      rowsFailed += rows.length;
+      errors.push(...failedPushErrors(push));
+    } else if (push.ack_status === 'Validated') {
+      rowsValidated += rows.length;
+      errors.push(...push.errors);
+      const outcome = push.request_id === null ? undefined : outcomes.get(push.request_id);
+      rowsGenerated += outcome?.generated ?? 0;
+      rowsFailed += outcome?.failed.length ?? 0;
+      for (const line of outcome?.failed ?? []) {
+        const row = rows[line.serialNo - 1] ?? null;
+        const details = line.errorDetails.length > 0 ? line.errorDetails : [{ field: null, code: 'line_failed', message: 'The authority did not generate this line.' }];
+        errors.push(...details.map((detail) => ({ row, column: detail.field, code: detail.code, message: `Failed at processing (request ${push.public_request_id}): ${detail.message}` })));
+      }
+    }
+  }
   return {
     id: upload.id,
     platformCustomerId: upload.platform_customer_id,
@@ -34,13 +63,42 @@ function uploadView(upload: store.UploadRow, pushes: readonly store.UploadPushRo
     fileSha256: upload.file_sha256,
     rowCount: upload.row_count,
     rowsDone: upload.rows_done,
-    errors: [...upload.errors, ...pushes.flatMap((push) => push.errors)],
+    rowsValidated,
+    rowsFailed,
+    rowsGenerated,
+    errors,
     requests: pushes
       .filter((push) => push.public_request_id !== null)
       .map((push) => ({ requestId: push.public_request_id!, ackStatus: push.ack_status, rows: push.spreadsheet_rows })),
     createdAt: upload.created_at.toISOString(),
     updatedAt: upload.updated_at.toISOString(),
   };
+}
+
+/** Every row of a refused push fails: its own errors, the push's errors that name no row, or why it was not generated. */
+function failedPushErrors(push: store.UploadPushRow): BulkUploadProblem[] {
+  const general = push.errors.filter((error) => error.row === null);
+  const named = push.errors.filter((error) => error.row !== null);
+  const errors: BulkUploadProblem[] = [];
+  for (const row of push.spreadsheet_rows) {
+    const own = named.filter((error) => error.row === row);
+    errors.push(...own, ...general.map((error) => ({ ...error, row })));
+    if (own.length === 0 && general.length === 0) {
+      const cause = named[0];
+      errors.push({
+        row,
+        column: null,
+        code: cause?.code ?? 'request_failed',
+        message: `Not generated: request ${push.public_request_id ?? ''} was refused${cause ? ` (${cause.code} on row ${cause.row})` : ''}, so none of its rows was.`,
+      });
+    }
+  }
+  return errors;
+}
+
+/** The requests of the pushes the authority acknowledged Validated: those whose lines end one by one. */
+function validatedRequests(pushes: readonly store.UploadPushRow[]): string[] {
+  return pushes.flatMap((push) => (push.ack_status === 'Validated' && push.request_id !== null ? [push.request_id] : []));
 }
 
 /** A push's acknowledgement as the upload reports it: each error at the spreadsheet row of its line. */
@@ -114,7 +172,7 @@ export class BulkUploads {
         declarationFlag: form.decalarationFlag,
       });
       await this.#scheduler.scheduleUpload(tx, upload.id);
-      return { created: true, upload: uploadView(upload, []) };
+      return { created: true, upload: uploadView(upload, [], new Map()) };
     });
   }
 
@@ -132,7 +190,8 @@ export class BulkUploads {
       limit: query.limit,
     });
     const pushes = await store.pushesOf(this.#context.db, rows.map((row) => row.id));
-    return itemsPage(rows.map((row) => uploadView(row, pushes.get(row.id) ?? [])), total, query);
+    const outcomes = await store.lineOutcomesOf(this.#context.db, validatedRequests([...pushes.values()].flat()));
+    return itemsPage(rows.map((row) => uploadView(row, pushes.get(row.id) ?? [], outcomes)), total, query);
   }
 
   /** Works the upload as far as it goes now (its job's handler): whatever was done before a kill is not done again. */
@@ -175,7 +234,8 @@ export class BulkUploads {
   }
 
   async #view(db: ServiceContext['db'], upload: store.UploadRow): Promise<BulkUpload> {
-    return uploadView(upload, (await store.pushesOf(db, [upload.id])).get(upload.id) ?? []);
+    const pushes = (await store.pushesOf(db, [upload.id])).get(upload.id) ?? [];
+    return uploadView(upload, pushes, await store.lineOutcomesOf(db, validatedRequests(pushes)));
   }
 
   /** Checks every row; then rejects the upload with its problems, or plans its pushes. Nothing is pushed here. */

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { isMappableIrm } from '../domain/irm-status.ts';
+import { CANCELLED_AT_AUTHORITY, isMappableIrm } from '../domain/irm-status.ts';
 import { parseDecimalString } from '../domain/money.ts';
 import * as store from '../store/irms.ts';
 import { requireVerified, type ServiceContext } from './context.ts';
@@ -38,8 +38,8 @@ export function templateFileName(customer: { id: string; iec_code: string | null
 async function* mappableIrms(rows: AsyncIterable<store.IrmForTemplate>): AsyncGenerator<TemplateIrm> {
   for await (const row of rows) {
     const available = parseDecimalString(row.irm_available_amt);
-    // The store holds no cancelled IRM: the authority adapter leaves them out of every pull (irmsFromWire).
-    if (!isMappableIrm({ availableCents: available, purposeOfRemittance: row.purpose_of_remittance })) continue;
+    const cancelled = row.authority_status === CANCELLED_AT_AUTHORITY;
+    if (!isMappableIrm({ cancelled, availableCents: available, purposeOfRemittance: row.purpose_of_remittance })) continue;
     yield {
       irmNumber: row.irm_number,
       irmDt: row.irm_issue_date,

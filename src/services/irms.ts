@@ -1,10 +1,15 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
+import type { AuthorityIrm } from '../authority/authority.ts';
 import type { IrmSchema } from '../http/schemas.ts';
-import { parseDecimalString, centsToNumber } from '../domain/money.ts';
-import { irmStatusFor } from '../domain/irm-status.ts';
+import { parseDecimalString, centsToNumber, formatCents } from '../domain/money.ts';
+import { balanceAfterPull, CANCELLED_AT_AUTHORITY, irmStatusOf } from '../domain/irm-status.ts';
 import * as store from '../store/irms.ts';
+import type { Schema } from '../store/schema.ts';
 import { asCustomer, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
+import type { NewEvent } from './outbox.ts';
 import { dataPage, offsetOf } from './pages.ts';
 
 export type IrmRecord = Static<typeof IrmSchema>;
@@ -18,19 +23,16 @@ function moneyNumber(text: string): number {
   return text.length <= 16 ? Number(text) : centsToNumber(parseDecimalString(text));
 }
 
-/** irmStatusFor on the column texts: numeric(16,2) always reads with two decimals, so equal amounts read alike. */
-function irmStatusOf(row: store.IrmRow): IrmRecord['irmStatus'] {
-  if (row.irm_available_amt === row.remittance_fcc_amount) return 'fresh';
-  if (row.irm_available_amt === '0.00') return 'utilised';
-  return irmStatusFor(parseDecimalString(row.remittance_fcc_amount), parseDecimalString(row.irm_available_amt));
-}
-
-function toIrmRecord(row: store.IrmRow): IrmRecord {
+export function toIrmRecord(row: store.IrmRow): IrmRecord {
   return {
     id: row.id,
     irmNumber: row.irm_number,
     irmIssueDate: row.irm_issue_date,
-    irmStatus: irmStatusOf(row),
+    irmStatus: irmStatusOf({
+      cancelled: row.authority_status === CANCELLED_AT_AUTHORITY,
+      availableCents: parseDecimalString(row.irm_available_amt),
+      utilisedCents: parseDecimalString(row.irm_utilized_amt),
+    }),
     ifscCode: row.ifsc_code,
     remittanceAdCode: row.remittance_ad_code,
     remittanceDate: row.remittance_date,
@@ -52,6 +54,35 @@ function toIrmRecord(row: store.IrmRow): IrmRecord {
   };
 }
 
+/** What a pull did: IRMs seen for the first time, IRMs the authority changed, and IRMs it sent that cannot be read. */
+export type PullOutcome = { received: number; updated: number; cancelled: number; unreadable: number };
+
+/** The fields an irm.updated event compares: every field of the record but its identity and its times. */
+const COMPARED_FIELDS = [
+  'irmStatus', 'ifscCode', 'remittanceAdCode', 'remittanceDate', 'remittanceFCC', 'remittanceFCCAmount', 'ormAmountFCC',
+  'irmAvailableAmt', 'irmUtilizedAmt', 'iecCode', 'panNumber', 'remitterName', 'remitterCountry', 'purposeOfRemittance',
+] as const satisfies readonly (keyof IrmRecord)[];
+
+export type IrmChange = { field: (typeof COMPARED_FIELDS)[number]; from: unknown; to: unknown };
+
+export function irmChanges(before: IrmRecord, after: IrmRecord): IrmChange[] {
+  return COMPARED_FIELDS.filter((field) => before[field] !== after[field]).map((field) => ({ field, from: before[field], to: after[field] }));
+}
+
+/**
+ * The stored values of an IRM as the authority reports it (contract 13, balanceAfterPull): its fields as they come,
+ * its balances less what this service holds on it that the authority has not acknowledged yet.
+ */
+function followAuthority(irm: AuthorityIrm, heldText: string | undefined): store.IrmValues {
+  const balance = balanceAfterPull({
+    availableCents: parseDecimalString(irm.irmAvailableAmt),
+    utilisedCents: parseDecimalString(irm.irmUtilizedAmt),
+    cancelled: irm.irmStatus === CANCELLED_AT_AUTHORITY,
+    heldCents: heldText === undefined ? 0n : parseDecimalString(heldText),
+  });
+  return { ...irm, irmAvailableAmt: formatCents(balance.availableCents), irmUtilizedAmt: formatCents(balance.utilisedCents) };
+}
+
 /**
  * Pulls customers' IRMs from the authority into the store. Concurrent pulls for one customer share
  * one authority call, and a pull younger than the configured interval is reused (across processes
@@ -59,40 +90,93 @@ function toIrmRecord(row: store.IrmRow): IrmRecord {
  */
 export class IrmPuller {
   readonly #context: ServiceContext;
-  readonly #inFlight = new Map<string, Promise<void>>();
+  readonly #log: FastifyBaseLogger | undefined;
+  readonly #inFlight = new Map<string, Promise<PullOutcome>>();
 
-  constructor(context: ServiceContext) {
+  constructor(context: ServiceContext, log?: FastifyBaseLogger) {
     this.#context = context;
+    this.#log = log;
   }
 
   /** Pulls unless a pull finished within `maxAgeMs` (the configured interval by default). */
-  async pull(customer: VerifiedCustomer, maxAgeMs = this.#context.config.irmRefreshIntervalSeconds * 1000): Promise<void> {
+  async pull(customer: VerifiedCustomer, maxAgeMs = this.#context.config.irmRefreshIntervalSeconds * 1000): Promise<PullOutcome | null> {
     const pending = this.#inFlight.get(customer.id);
     if (pending) return pending;
-    if (customer.irms_pulled_at && Date.now() - customer.irms_pulled_at.getTime() < maxAgeMs) return;
-    const pull = this.#pullNow(customer).finally(() => this.#inFlight.delete(customer.id));
+    if (customer.irms_pulled_at && Date.now() - customer.irms_pulled_at.getTime() < maxAgeMs) return null;
+    return this.pullNow(customer);
+  }
+
+  /** Pulls now, whatever the age of the last pull; joins one already under way for the customer. */
+  pullNow(customer: VerifiedCustomer): Promise<PullOutcome> {
+    const pending = this.#inFlight.get(customer.id);
+    if (pending) return pending;
+    const pull = this.#pull(customer).finally(() => this.#inFlight.delete(customer.id));
     this.#inFlight.set(customer.id, pull);
     return pull;
   }
 
-  /** One transaction per batch: each IRM seen for the first time commits with its irm.received event. */
-  async #pullNow(customer: VerifiedCustomer): Promise<void> {
+  /**
+   * Every IRM the authority returns is stored as it says (contract 13), one transaction per batch: new ones with
+   * irm.received, changed ones in place with irm.updated (changed by anything but this service's own requests: its
+   * own moves are in the balances already, so they compare equal).
+   */
+  async #pull(customer: VerifiedCustomer): Promise<PullOutcome> {
     const { db, outbox } = this.#context;
     const startedAt = new Date();
-    const irms = await asCustomer(this.#context, customer, (credentials) =>
+    const fetched = await asCustomer(this.#context, customer, (credentials) =>
       this.#context.authority.fetchIrms(credentials, { iecCode: customer.iec_code }),
     );
-    const owner = { platformId: customer.platform_id, customerId: customer.id };
-    let received = 0;
+    for (const odd of fetched.unreadable) {
+      this.#log?.warn({ platformCustomerId: customer.id, irmNumber: odd.irmNumber, reason: odd.reason }, 'the authority sent an IRM that cannot be stored; kept the others');
+    }
+    const outcome: PullOutcome = { received: 0, updated: 0, cancelled: 0, unreadable: fetched.unreadable.length };
+    // One IRM number once: the last the authority lists wins.
+    const irms = [...new Map(fetched.irms.map((irm) => [irm.irmNumber, irm])).values()];
     for (let start = 0; start < irms.length; start += store.UPSERT_BATCH) {
-      received += await db.transaction().execute(async (tx) => {
-        const inserted = await store.upsertIrms(tx, owner, irms.slice(start, start + store.UPSERT_BATCH));
-        await outbox.record(tx, inserted.map((row) => ({ platformId: customer.platform_id, platformCustomerId: customer.id, type: 'irm.received' as const, data: toIrmRecord(row) })));
-        return inserted.length;
-      });
+      const batch = irms.slice(start, start + store.UPSERT_BATCH);
+      const done = await db.transaction().execute((tx) => this.#storeBatch(tx, customer, batch, startedAt));
+      outcome.received += done.received;
+      outcome.updated += done.updated;
+      outcome.cancelled += done.cancelled;
     }
     await store.markIrmsPulled(db, customer.id, startedAt);
-    if (received > 0) outbox.committed();
+    if (outcome.received + outcome.updated > 0) outbox.committed();
+    return outcome;
+  }
+
+  async #storeBatch(tx: Kysely<Schema>, customer: VerifiedCustomer, batch: readonly AuthorityIrm[], fetchedFrom: Date) {
+    const owner = { platformId: customer.platform_id, customerId: customer.id };
+    const numbers = batch.map((irm) => irm.irmNumber);
+    const stored = new Map((await store.lockIrmsByNumber(tx, customer.id, numbers)).map((row) => [row.irm_number, row]));
+    const held = await store.heldAmounts(tx, customer.id, numbers, fetchedFrom);
+    const fresh: store.IrmValues[] = [];
+    const changed: (store.IrmValues & { id: string })[] = [];
+    const before = new Map<string, IrmRecord>();
+    for (const irm of batch) {
+      const values = followAuthority(irm, held.get(irm.irmNumber));
+      const row = stored.get(irm.irmNumber);
+      if (row === undefined) {
+        fresh.push(values);
+        continue;
+      }
+      const record = toIrmRecord(row);
+      if (irmChanges(record, toIrmRecord({ ...row, ...store.irmColumns(values) })).length > 0) {
+        changed.push({ ...values, id: row.id });
+        before.set(row.id, record);
+      }
+    }
+    const inserted = await store.insertIrms(tx, owner, fresh);
+    const updated = await store.updateIrms(tx, changed);
+    const events: NewEvent[] = [
+      ...inserted.map((row) => ({ platformId: customer.platform_id, platformCustomerId: customer.id, type: 'irm.received' as const, data: toIrmRecord(row) })),
+      ...updated.map((row) => {
+        const after = toIrmRecord(row);
+        return { platformId: customer.platform_id, platformCustomerId: customer.id, type: 'irm.updated' as const, data: { ...after, changes: irmChanges(before.get(row.id)!, after) } };
+      }),
+    ];
+    await this.#context.outbox.record(tx, events);
+    const cancelled = updated.filter((row) => row.authority_status === CANCELLED_AT_AUTHORITY && before.get(row.id)?.irmStatus !== 'cancelled').length;
+    return { received: inserted.length, updated: updated.length, cancelled };
   }
 }
 

@@ -1,73 +1,118 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuthorityIrm } from '../authority/authority.ts';
+import { CANCELLED_AT_AUTHORITY } from '../domain/irm-status.ts';
+import { textList } from './lists.ts';
 import { readPage, type DayCounts, type PageWindow } from './paging.ts';
 import type { IrmsTable, Schema } from './schema.ts';
 
 export type IrmRow = Selectable<IrmsTable>;
 
-/** How many IRMs one upsert statement (and one transaction of a pull) takes. */
-export const UPSERT_BATCH = 500;
+/** How many IRMs one statement (and one transaction of a pull) takes. */
+export const UPSERT_BATCH = 1_000;
+
+/** An IRM's values to store: the authority's fields, with the balances this service keeps (irm-status.ts, balanceAfterPull). */
+export type IrmValues = AuthorityIrm;
+
+/** The columns an IRM's values write (all but its identity and issue date). */
+export function irmColumns(irm: IrmValues) {
+  return {
+    ifsc_code: irm.ifscCode,
+    remittance_ad_code: irm.remittanceAdCode,
+    remittance_date: irm.remittanceDate,
+    remittance_fcc: irm.remittanceFCC,
+    remittance_fcc_amount: irm.remittanceFCCAmount,
+    orm_amount_fcc: irm.ormAmountFCC,
+    irm_available_amt: irm.irmAvailableAmt,
+    irm_utilized_amt: irm.irmUtilizedAmt,
+    iec_code: irm.iecCode,
+    pan_number: irm.panNumber,
+    remitter_name: irm.remitterName,
+    remitter_country: irm.remitterCountry,
+    purpose_of_remittance: irm.purposeOfRemittance,
+    authority_status: irm.irmStatus,
+  };
+}
 
 /**
- * Stores IRMs pulled from the authority: one row per customer and IRM number, updated in place.
- * Balances are set when an IRM is first seen and from then on follow this service's pushes, so a
- * pull never undoes a reservation the authority has not heard of yet. The issue date is kept as first
- * seen too (a bank's IRM does not change date), which keeps irm_day_counts exact. Returns the IRMs stored for the first
- * time.
+ * Stores IRMs seen for the first time: one row per customer and IRM number. An IRM another process stored meanwhile
+ * is left as it is (that pull stored and announced it). Returns the rows this statement inserted.
  */
-export async function upsertIrms(
-  db: Kysely<Schema>,
-  owner: { platformId: string; customerId: string },
-  irms: readonly AuthorityIrm[],
-): Promise<IrmRow[]> {
-  if (irms.length > UPSERT_BATCH) throw new Error(`At most ${UPSERT_BATCH} IRMs an upsert`);
+export async function insertIrms(db: Kysely<Schema>, owner: { platformId: string; customerId: string }, irms: readonly IrmValues[]): Promise<IrmRow[]> {
+  if (irms.length > UPSERT_BATCH) throw new Error(`At most ${UPSERT_BATCH} IRMs an insert`);
   if (irms.length === 0) return [];
-  {
-    const batch = irms.map((irm) => ({
+  return db
+    .insertInto('irms')
+    .values(irms.map((irm) => ({
       id: randomUUID(),
       platform_id: owner.platformId,
       platform_customer_id: owner.customerId,
       irm_number: irm.irmNumber,
       irm_issue_date: irm.irmIssueDate,
-      ifsc_code: irm.ifscCode,
-      remittance_ad_code: irm.remittanceAdCode,
-      remittance_date: irm.remittanceDate,
-      remittance_fcc: irm.remittanceFCC,
-      remittance_fcc_amount: irm.remittanceFCCAmount,
-      orm_amount_fcc: irm.ormAmountFCC,
-      irm_available_amt: irm.irmAvailableAmt,
-      irm_utilized_amt: irm.irmUtilizedAmt,
-      iec_code: irm.iecCode,
-      pan_number: irm.panNumber,
-      remitter_name: irm.remitterName,
-      remitter_country: irm.remitterCountry,
-      purpose_of_remittance: irm.purposeOfRemittance,
-    }));
-    const rows = await db
-      .insertInto('irms')
-      .values(batch)
-      .onConflict((oc) =>
-        oc.columns(['platform_customer_id', 'irm_number']).doUpdateSet((eb) => ({
-          ifsc_code: eb.ref('excluded.ifsc_code'),
-          remittance_ad_code: eb.ref('excluded.remittance_ad_code'),
-          remittance_date: eb.ref('excluded.remittance_date'),
-          remittance_fcc: eb.ref('excluded.remittance_fcc'),
-          orm_amount_fcc: eb.ref('excluded.orm_amount_fcc'),
-          iec_code: eb.ref('excluded.iec_code'),
-          pan_number: eb.ref('excluded.pan_number'),
-          remitter_name: eb.ref('excluded.remitter_name'),
-          remitter_country: eb.ref('excluded.remitter_country'),
-          purpose_of_remittance: eb.ref('excluded.purpose_of_remittance'),
-          updated_at: sql<Date>`now()`,
-        })),
-      )
-      // xmax is 0 on a row version this statement inserted, and set on one it updated: the IRMs seen for the first time.
-      .returningAll()
-      .returning(sql<boolean>`xmax = 0`.as('inserted'))
-      .execute();
-    return rows.filter((row) => row.inserted).map(({ inserted: _inserted, ...row }) => row);
-  }
+      ...irmColumns(irm),
+    })))
+    .onConflict((oc) => oc.columns(['platform_customer_id', 'irm_number']).doNothing())
+    .returningAll()
+    .execute();
+}
+
+/**
+ * The customer's IRMs of these numbers, locked until the transaction ends (in id order, as a push locks them, so the
+ * two cannot deadlock): a pull compares and rewrites them while no push reserves on them.
+ */
+export async function lockIrmsByNumber(db: Kysely<Schema>, customerId: string, irmNumbers: readonly string[]): Promise<IrmRow[]> {
+  if (irmNumbers.length === 0) return [];
+  return db
+    .selectFrom('irms')
+    .selectAll()
+    .where('platform_customer_id', '=', customerId)
+    .where('irm_number', 'in', textList(irmNumbers))
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+/**
+ * Rewrites stored IRMs with new values in one statement, the issue date excepted (kept as first seen: irm_day_counts
+ * counts IRMs by it). Returns the rows as written.
+ */
+export async function updateIrms(db: Kysely<Schema>, irms: readonly (IrmValues & { id: string })[]): Promise<IrmRow[]> {
+  if (irms.length === 0) return [];
+  const rows = JSON.stringify(irms.map((irm) => ({ id: irm.id, ...irmColumns(irm) })));
+  const { rows: updated } = await sql<IrmRow>`
+    update irms set
+      ifsc_code = n.ifsc_code, remittance_ad_code = n.remittance_ad_code, remittance_date = n.remittance_date,
+      remittance_fcc = n.remittance_fcc, remittance_fcc_amount = n.remittance_fcc_amount, orm_amount_fcc = n.orm_amount_fcc,
+      irm_available_amt = n.irm_available_amt, irm_utilized_amt = n.irm_utilized_amt, iec_code = n.iec_code,
+      pan_number = n.pan_number, remitter_name = n.remitter_name, remitter_country = n.remitter_country,
+      purpose_of_remittance = n.purpose_of_remittance, authority_status = n.authority_status, updated_at = now()
+    from jsonb_to_recordset(${rows}::jsonb) as n(
+      id uuid, ifsc_code text, remittance_ad_code text, remittance_date date, remittance_fcc text,
+      remittance_fcc_amount numeric, orm_amount_fcc numeric, irm_available_amt numeric, irm_utilized_amt numeric,
+      iec_code text, pan_number text, remitter_name text, remitter_country text, purpose_of_remittance text,
+      authority_status text)
+    where irms.id = n.id
+    returning irms.*`.execute(db);
+  return updated;
+}
+
+/**
+ * What this service holds on the customer's IRMs of these numbers that the authority has not acknowledged yet, per IRM
+ * number (contract 13): the reserved lines of requests stored and not yet answered (or held for reconciliation), and
+ * of requests acknowledged at or after `fetchedFrom` (the authority's figures, read from then on, may predate the
+ * acknowledgement). Read through the open requests (genebrc_requests_open), not the lines.
+ */
+export async function heldAmounts(db: Kysely<Schema>, customerId: string, irmNumbers: readonly string[], fetchedFrom: Date): Promise<Map<string, string>> {
+  if (irmNumbers.length === 0) return new Map();
+  const { rows } = await sql<{ irm_number: string; held: string }>`
+    select line.irm_number, sum(line.mapped_amount)::numeric(18, 2) as held
+    from genebrc_requests request
+    join genebrc_request_lines line on line.request_id = request.id
+    where request.status in ('SUBMITTING', 'PENDING') and request.platform_customer_id = ${customerId}
+      and (request.status = 'SUBMITTING' or request.updated_at >= ${fetchedFrom})
+      and line.reserved and line.irm_number in ${textList(irmNumbers)}
+    group by line.irm_number`.execute(db);
+  return new Map(rows.map((row) => [row.irm_number, String(row.held)]));
 }
 
 export type IrmFilter = {
@@ -139,14 +184,14 @@ function countByDay(filter: IrmFilter) {
 /** What a push checks its lines against and reserves. */
 export type IrmForPush = Pick<
   IrmRow,
-  'id' | 'irm_number' | 'irm_issue_date' | 'ifsc_code' | 'remittance_fcc' | 'purpose_of_remittance' | 'irm_available_amt' | 'remittance_date'
+  'id' | 'irm_number' | 'irm_issue_date' | 'ifsc_code' | 'remittance_fcc' | 'purpose_of_remittance' | 'irm_available_amt' | 'remittance_date' | 'authority_status'
 >;
 
 export async function findIrmsByNumber(db: Kysely<Schema>, customerId: string, irmNumbers: readonly string[]): Promise<IrmForPush[]> {
   if (irmNumbers.length === 0) return [];
   return db
     .selectFrom('irms')
-    .select(['id', 'irm_number', 'irm_issue_date', 'ifsc_code', 'remittance_fcc', 'purpose_of_remittance', 'irm_available_amt', 'remittance_date'])
+    .select(['id', 'irm_number', 'irm_issue_date', 'ifsc_code', 'remittance_fcc', 'purpose_of_remittance', 'irm_available_amt', 'remittance_date', 'authority_status'])
     .where('platform_customer_id', '=', customerId)
     .where('irm_number', 'in', [...irmNumbers])
     .execute();
@@ -197,6 +242,7 @@ export async function findIrmsForMatch(
     ])
     .where('platform_customer_id', '=', filter.customerId)
     .where(sql<boolean>`irm_available_amt > 0`)
+    .where('authority_status', '<>', CANCELLED_AT_AUTHORITY)
     .where('remittance_fcc', 'in', [...filter.currencies])
     .where('remittance_date', '>=', filter.fromDate)
     .where('remittance_date', '<=', filter.toDate)
@@ -209,7 +255,7 @@ export async function findIrmsForMatch(
 /** What the spreadsheet template shows of an IRM, and decides by. */
 export type IrmForTemplate = Pick<
   IrmRow,
-  'irm_number' | 'irm_issue_date' | 'ifsc_code' | 'remittance_ad_code' | 'remittance_fcc' | 'purpose_of_remittance' | 'irm_available_amt'
+  'irm_number' | 'irm_issue_date' | 'ifsc_code' | 'remittance_ad_code' | 'remittance_fcc' | 'purpose_of_remittance' | 'irm_available_amt' | 'authority_status'
 >;
 
 /** How many IRMs one statement of irmsInListOrder reads. */
@@ -231,7 +277,7 @@ export async function* irmsInListOrder(
   for (;;) {
     let query = db
       .selectFrom('irms')
-      .select(['irm_number', 'irm_issue_date', 'ifsc_code', 'remittance_ad_code', 'remittance_fcc', 'purpose_of_remittance', 'irm_available_amt'])
+      .select(['irm_number', 'irm_issue_date', 'ifsc_code', 'remittance_ad_code', 'remittance_fcc', 'purpose_of_remittance', 'irm_available_amt', 'authority_status'])
       .where('platform_customer_id', '=', filter.customerId);
     if (filter.irmNumber) query = query.where('irm_number', '=', filter.irmNumber);
     if (filter.fromDate) query = query.where('irm_issue_date', '>=', filter.fromDate);

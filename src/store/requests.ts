@@ -101,7 +101,9 @@ export async function reserveIrmAmounts(db: Kysely<Schema>, reservations: readon
 
 /**
  * Gives the amounts still reserved by a request's lines back to their IRMs: all of them, or only
- * those of lines in `onlyStatus`. The lines are marked unreserved in the same statement run.
+ * those of lines in `onlyStatus`. The lines are marked unreserved in the same statement run. An IRM cancelled at the
+ * authority (C) meanwhile gets nothing back to map: it stays at 0 available (contract 13). Utilised never goes below
+ * 0: a pull may have set it from the authority's figures to less than this service reserved.
  */
 export async function releaseReservations(db: Kysely<Schema>, requestId: string, onlyStatus?: string): Promise<void> {
   const statusFilter = onlyStatus === undefined ? sql`true` : sql`status = ${onlyStatus}`;
@@ -114,8 +116,8 @@ export async function releaseReservations(db: Kysely<Schema>, requestId: string,
       select irm_id, sum(mapped_amount) as amount from released where irm_id is not null group by irm_id
     )
     update irms
-    set irm_available_amt = irm_available_amt + per_irm.amount,
-        irm_utilized_amt = irm_utilized_amt - per_irm.amount,
+    set irm_available_amt = case when irms.authority_status = 'C' then 0 else irm_available_amt + per_irm.amount end,
+        irm_utilized_amt = greatest(irm_utilized_amt - per_irm.amount, 0),
         updated_at = now()
     from per_irm
     where irms.id = per_irm.irm_id`.execute(db);

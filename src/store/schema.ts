@@ -71,8 +71,46 @@ export type IrmsTable = {
   remitter_name: string;
   remitter_country: string;
   purpose_of_remittance: string;
+  /** The authority's irmStatus: F, A, C (cancelled) or another letter it sent. */
+  authority_status: ColumnType<string, string | undefined, string>;
   created_at: Timestamp;
   updated_at: Timestamp;
+};
+
+/** The eBRC register (migration 0016). */
+export type EbrcsTable = {
+  id: string;
+  platform_id: string;
+  platform_customer_id: string;
+  ebrc_number: string;
+  ebrc_date: string;
+  irm_number: string;
+  sb_cum_invoice_number: string;
+  sb_cum_invoice_date: string;
+  realised_value_fcc: Numeric;
+  currency: string;
+  iec_code: string;
+  request_id: string | null;
+  source: 'this_service' | 'elsewhere';
+  status: 'generated' | 'cancelled';
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
+/** Reconciliation runs (migration 0017). */
+export type ReconciliationsTable = {
+  id: string;
+  platform_id: string;
+  platform_customer_id: string;
+  trigger: 'schedule' | 'request';
+  status: 'running' | 'completed' | 'failed';
+  started_at: Date;
+  finished_at: Date | null;
+  irms_updated: ColumnType<number, number | undefined, number>;
+  irms_cancelled: ColumnType<number, number | undefined, number>;
+  ebrcs_discovered: ColumnType<number, number | undefined, number>;
+  ebrcs_cancelled: ColumnType<number, number | undefined, number>;
+  error: string | null;
 };
 
 export type IrmDayCountsTable = {
@@ -267,6 +305,8 @@ export type Schema = {
   api_keys: ApiKeysTable;
   platform_customers: PlatformCustomersTable;
   irms: IrmsTable;
+  ebrcs: EbrcsTable;
+  reconciliations: ReconciliationsTable;
   irm_day_counts: IrmDayCountsTable;
   irm_customer_counts: IrmCustomerCountsTable;
   genebrc_requests: GenebrcRequestsTable;

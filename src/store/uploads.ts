@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { readNewestFirst } from './paging.ts';
+import type { ErrorDetail } from '../domain/push-rules.ts';
 import type { BulkUploadProblem, BulkUploadsTable, Schema } from './schema.ts';
 
 export type UploadRow = Omit<Selectable<BulkUploadsTable>, 'file_content'>;
@@ -120,6 +121,30 @@ export async function pushesOf(db: Kysely<Schema>, uploadIds: readonly string[])
     .execute();
   for (const { upload_id, ...push } of rows) byUpload.get(upload_id)?.push(push);
   return byUpload;
+}
+
+/** How a pushed request's lines ended so far: counts by line status, and the failed lines with their errors. */
+export type LineOutcomes = { generated: number; failed: { serialNo: number; errorDetails: ErrorDetail[] }[] };
+
+/**
+ * The line outcomes of these requests (by internal id): one statement counting each request's lines by status, with
+ * the failed lines' errors (a request's failed lines are the few its processing refused, or all of a refused push).
+ */
+export async function lineOutcomesOf(db: Kysely<Schema>, requestIds: readonly string[]): Promise<Map<string, LineOutcomes>> {
+  const outcomes = new Map<string, LineOutcomes>();
+  if (requestIds.length === 0) return outcomes;
+  const rows = await db
+    .selectFrom('genebrc_request_lines')
+    .select([
+      'request_id',
+      sql<number>`count(*) filter (where status = 'GENERATED')::int`.as('generated'),
+      sql<{ serialNo: number; errorDetails: ErrorDetail[] }[]>`coalesce(json_agg(json_build_object('serialNo', serial_no, 'errorDetails', error_details) order by serial_no) filter (where status = 'FAILED'), '[]')`.as('failed'),
+    ])
+    .where('request_id', 'in', [...requestIds])
+    .groupBy('request_id')
+    .execute();
+  for (const row of rows) outcomes.set(row.request_id, { generated: Number(row.generated), failed: row.failed });
+  return outcomes;
 }
 
 /** Moves a validating upload to rejected with its problems; false when it had moved already. */

@@ -69,6 +69,8 @@ const PROMISES: Promise_[] = [
   { block: '/sandbox/issueApiCredentials', shows: [/"client_Id"/] },
   { block: 'npm run example:quickstart', shows: [/pushed \S+: Validated/, /request \S+: PROCESSED/, /line 1: GENERATED EBRC/] },
   { block: 'npm run test:file -- ', shows: [/\bpass [1-9]/, /\bfail 0\b/] },
+  { block: '/reconcile"', shows: [/"status": "running"/, /"trigger": "request"/] },
+  { block: '/sandbox/bank/irms"', shows: [/"irmAvailableAmt":"6000\.00"/, /"ormAmountFCC":"400\.00"/] },
 ];
 
 /** A block that runs npm (after any `NAME=value` assignments): the reader runs it in the clone. */

@@ -1,23 +1,30 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { irmStatusFor, isMappableIrm } from '../../src/domain/irm-status.ts';
+import { balanceAfterPull, irmStatusOf, isMappableIrm } from '../../src/domain/irm-status.ts';
 
-test('nothing used: fresh', () => {
-  assert.equal(irmStatusFor(156600n, 156600n), 'fresh');
+const live = { cancelled: false };
+
+test('status: nothing used is fresh, something used and left is partially_utilised, nothing left is utilised', () => {
+  assert.equal(irmStatusOf({ ...live, availableCents: 156600n, utilisedCents: 0n }), 'fresh');
+  assert.equal(irmStatusOf({ ...live, availableCents: 1n, utilisedCents: 156599n }), 'partially_utilised');
+  assert.equal(irmStatusOf({ ...live, availableCents: 0n, utilisedCents: 156600n }), 'utilised');
 });
 
-test('some used: partially_utilised', () => {
-  assert.equal(irmStatusFor(156600n, 156599n), 'partially_utilised');
-  assert.equal(irmStatusFor(156600n, 1n), 'partially_utilised');
+test('status reads the balances only: an ORM amount below remitted minus utilised is still fresh', () => {
+  // remitted 6400.00, ORM 400.00, available 6000.00, utilised 0.00 (the authority's own figures)
+  assert.equal(irmStatusOf({ ...live, availableCents: 600000n, utilisedCents: 0n }), 'fresh');
+  assert.equal(irmStatusOf({ ...live, availableCents: 0n, utilisedCents: 0n }), 'utilised', 'nothing available: nothing to map');
 });
 
-test('all used: utilised', () => {
-  assert.equal(irmStatusFor(156600n, 0n), 'utilised');
+test('status: the authority\'s C is cancelled whatever the balances', () => {
+  assert.equal(irmStatusOf({ cancelled: true, availableCents: 500n, utilisedCents: 0n }), 'cancelled');
 });
 
-test('an available amount outside 0 to the amount is a bug', () => {
-  assert.throws(() => irmStatusFor(100n, 101n), RangeError);
-  assert.throws(() => irmStatusFor(100n, -1n), RangeError);
+test('balance after a pull: the authority\'s figures less what is held here and not yet acknowledged there', () => {
+  assert.deepEqual(balanceAfterPull({ availableCents: 3445766n, utilisedCents: 10000n, cancelled: false, heldCents: 0n }), { availableCents: 3445766n, utilisedCents: 10000n });
+  assert.deepEqual(balanceAfterPull({ availableCents: 3445766n, utilisedCents: 10000n, cancelled: false, heldCents: 5000n }), { availableCents: 3440766n, utilisedCents: 15000n });
+  assert.deepEqual(balanceAfterPull({ availableCents: 100n, utilisedCents: 0n, cancelled: false, heldCents: 500n }), { availableCents: 0n, utilisedCents: 500n }, 'never below 0');
+  assert.deepEqual(balanceAfterPull({ availableCents: 100n, utilisedCents: 7n, cancelled: true, heldCents: 0n }), { availableCents: 0n, utilisedCents: 7n }, 'cancelled: nothing available');
 });
 
 test('mappable: a balance, not cancelled, a valid purpose code other than P0101 and P0108', () => {

@@ -3,6 +3,7 @@ import { before, test } from 'node:test';
 import { Readable } from 'node:stream';
 import { addConsoleUser, PASSWORD, type ConsoleUserLogin } from '../support/console.ts';
 import { describeEachBackend } from '../support/harness.ts';
+import { verifiedCustomer } from '../support/workflow.ts';
 
 /**
  * The console over plain HTTP (no browser; test/console/ drives one): what its answers carry, cookie by cookie. These
@@ -161,6 +162,20 @@ describeEachBackend('console over HTTP', (h) => {
     assert.match(invalid.response.body, /E-mail must be an email address/);
     const nul = await send(jar, 'POST', '/console/customers', { _csrf: token, name: 'A\u0000B', email: 'nul@example.com', companyName: 'Y' });
     assert.equal(nul.response.statusCode, 400);
+  });
+
+  test("the customer page's reconciliation panel: none yet, then Reconcile now runs one and the page says what it changed", async () => {
+    const customerId = await verifiedCustomer(h, `reconcile-console-${h.backend}@example.com`);
+    const jar = await signedIn();
+    const before = await send(jar, 'GET', `/console/customers/${customerId}`);
+    assert.match(before.response.body, /No reconciliation has run for this customer yet/);
+    const started = await send(jar, 'POST', `/console/customers/${customerId}/reconcile`, { _csrf: csrfOf(before.response.body) });
+    assert.equal(started.response.statusCode, 303);
+    assert.equal(started.response.headers.location, `/console/customers/${customerId}?notice=reconcile-started`);
+    await h.service.reconciliations.settled();
+    const after = await send(jar, 'GET', `/console/customers/${customerId}`);
+    assert.match(after.response.body, /<span class="badge good">Completed<\/span> on request/);
+    assert.match(after.response.body, /What changed<\/dt><dd>0 IRMs changed \(0 cancelled\)/);
   });
 
   test('the console is in no part of the OpenAPI document, and the API still takes JSON only', async () => {

@@ -25,17 +25,15 @@ const DEMO_IEC = '0599001001';
 const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const BANNED = ['P0101', 'P0108'];
 
-/**
- * IRMs the authority reports as cancelled: the adapter leaves an IRM with irmStatus C out of its answer
- * (irmsFromWire), so the service sees exactly this. The sandbox issues no cancelled IRMs, hence the wrapper.
- */
+/** IRMs the authority reports as cancelled (irmStatus C), to one pull only: the wrapper marks them so in its answer. */
 const cancelledAtTheAuthority = new Set<string>();
 
 function withCancelledIrms(adapter: Authority): Authority {
   return {
     ...adapter,
     async fetchIrms(credentials, query, options) {
-      return (await adapter.fetchIrms(credentials, query, options)).filter((irm) => !cancelledAtTheAuthority.has(irm.irmNumber));
+      const fetched = await adapter.fetchIrms(credentials, query, options);
+      return { ...fetched, irms: fetched.irms.map((irm) => (cancelledAtTheAuthority.has(irm.irmNumber) ? { ...irm, irmStatus: 'C' } : irm)) };
     },
   };
 }
@@ -273,7 +271,9 @@ describeEachBackend(
         const { rows } = csvRows(file);
         const theirs = await listedIrms(h, created.body.id, h.platformB.apiKey);
         assert.ok(theirs.length > IRM_READ_BATCH, 'the pull happened before the rows were read');
-        assert.ok(!theirs.some((irm) => irm.irmNumber === cancelled.irmNumber), 'the cancelled IRM was never stored');
+        const stored = theirs.find((irm) => irm.irmNumber === cancelled.irmNumber);
+        assert.equal(stored?.irmStatus, 'cancelled', 'the cancelled IRM is stored as the authority says');
+        assert.equal(stored?.irmAvailableAmt, 0);
         assert.deepEqual(rows, theirs.filter(mappable).map(expectedRow));
         assert.ok(!rows.some((row) => row.irmNumber === cancelled.irmNumber), 'the cancelled IRM is left out');
         // The first customer's template, from its own store, still has it.
@@ -372,6 +372,8 @@ describeEachBackend(
         const id = (await h.database.db.selectFrom('irms').select('id').where('irm_number', '=', broken.irmNumber).where('platform_customer_id', '=', customerId).executeTakeFirstOrThrow()).id;
         // An amount no code path can read (numeric NaN passes both balance checks): the second batch fails.
         await sql`update irms set irm_available_amt = 'NaN', remittance_fcc_amount = 'NaN' where id = ${id}`.execute(h.database.db);
+        // A pull would set the IRM back to the authority's figures (contract 13): the download must read the store as broken.
+        await h.database.db.updateTable('platform_customers').set({ irms_pulled_at: new Date() }).where('id', '=', customerId).execute();
         try {
           const wire = await downloadOverTheWire(h, customerId, format);
           assert.equal(wire.status, 200, 'the answer had begun');

@@ -44,6 +44,8 @@ const SEND_ORDER = [
   'createUpload',
   'getUpload',
   'listUploads',
+  'reconcilePlatformCustomer',
+  'listReconciliations',
   'createWebhookEndpoint',
   'listWebhookEndpoints',
   'getWebhookEndpoint',

@@ -115,12 +115,14 @@ describeEachBackend(
       const events = await h.request('GET', '/api/v1/events', { query: { type: 'bulk_upload.completed', platformCustomerId: customerId } });
       const event = events.body.items.find((item: any) => item.data.id === done.id);
       assert.ok(event, 'a bulk_upload.completed event');
-      assert.deepEqual(event.data, done);
+      // rowsGenerated grows as the authority processes the requests, after the upload completed.
+      const asOf = (shown: any) => ({ ...shown, rowsGenerated: null });
+      assert.deepEqual(asOf(event.data), asOf(done));
 
       // The same file again within 24 h answers that upload; nothing is pushed again.
       const again = await upload(h, customerId, { name: 'renamed.csv', content });
       assert.equal(again.status, 200, again.text);
-      assert.deepEqual(again.body, done);
+      assert.deepEqual(asOf(again.body), asOf(done));
     });
 
     test('an XLSX file is read like a CSV one, amounts and codes as written', async () => {
@@ -200,6 +202,42 @@ describeEachBackend(
       assert.equal(done.requests[0].ackStatus, 'Failed');
       assert.ok(done.errors.length > 0);
       assert.ok(done.errors.some((e: any) => e.row === 3 && /^ERR\d+$/.test(e.code)), JSON.stringify(done.errors));
+    });
+
+    test('an upload whose only push failed says so: no row validated or generated, every row failed with an error of its own', async () => {
+      const [fine, over] = await usableIrms(h, customerId, 2);
+      const rows = rowsFor([fine!, over!], 1);
+      rows[1]!.mappedIRMAmountFCC = money(cents(over!.irmAvailableAmt) + 100n);
+      rows[1]!.sbCumInvoiceValueinFCC = rows[1]!.mappedIRMAmountFCC;
+      const accepted = await upload(h, customerId, { name: 'only-push-failed.csv', content: csvOf(rows) });
+      const done = await waitForUpload(h, accepted.body.id);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual([done.rowsValidated, done.rowsGenerated, done.rowsFailed], [0, 0, 2]);
+      const failedRows = new Set(done.errors.map((e: any) => e.row));
+      assert.deepEqual([...failedRows].sort(), [2, 3], JSON.stringify(done.errors));
+      assert.ok(done.errors.every((e: any) => /^ERR\d+$/.test(e.code)), JSON.stringify(done.errors));
+      assert.equal(done.requests.length, 1, 'one push held both rows');
+      // Row 2 broke no rule itself: it failed with its push, and says why.
+      assert.match(done.errors.find((e: any) => e.row === 2).message, /Not generated: request .* was refused \(ERR\d+ on row 3\)/);
+      const listed = await h.request('GET', '/api/v1/genebrc/uploads', { query: { platformCustomerId: customerId } });
+      assert.equal(listed.body.items.find((item: any) => item.id === done.id).rowsFailed, 2, 'the list says it too');
+    });
+
+    test('a row that fails at processing is counted and reported with the authority\'s code once the request is processed', async () => {
+      const [irm] = await usableIrms(h, customerId, 1);
+      const rows = rowsFor([irm], 2);
+      rows[1]!.billNo = 'SANDBOX-FAIL';
+      const accepted = await upload(h, customerId, { name: 'processing-fails.csv', content: csvOf(rows) });
+      let done = await waitForUpload(h, accepted.body.id);
+      assert.equal(done.requests[0].ackStatus, 'Validated');
+      const deadline = Date.now() + 60_000;
+      while (done.rowsGenerated + done.rowsFailed < 2) {
+        assert.ok(Date.now() < deadline, `still ${JSON.stringify(done)}`);
+        await sleep(200);
+        done = (await h.request('GET', `/api/v1/genebrc/uploads/${done.id}`)).body;
+      }
+      assert.deepEqual([done.rowsValidated, done.rowsGenerated, done.rowsFailed], [2, 1, 1]);
+      assert.deepEqual(done.errors.map((e: any) => [e.row, e.code]), [[3, 'ERR40']]);
     });
 
     test('bad forms are refused at once with the contract error shape, and nothing is stored', async () => {

@@ -130,7 +130,7 @@ for (const backend of backends()) {
       return irm;
     };
     const currentIrm = async (irmNumber: string): Promise<AuthorityIrm> => {
-      const [irm] = await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, irmNumber });
+      const [irm] = (await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, irmNumber })).irms;
       assert.ok(irm, irmNumber);
       return irm;
     };
@@ -161,7 +161,7 @@ for (const backend of backends()) {
       program = await startQuietSandbox(sandboxConfig(storage, { processingDelayMs: PROCESSING_DELAY_MS }));
       client = createDgftClient({ baseUrl: program.url, retry: FAST_RETRIES });
       demo = await issueCredentials(program.url, 'demo.exporter');
-      const irms = await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC });
+      const irms = (await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC })).irms;
       freshIrms = irms.filter((irm) =>
         irm.irmAvailableAmt === irm.remittanceFCCAmount && !BANNED_PURPOSE_CODES.has(irm.purposeOfRemittance));
     });
@@ -219,7 +219,7 @@ for (const backend of backends()) {
 
     test('IRMs are the account\'s deterministic stream, with its filters', async () => {
       const demoAccount = account('demo.exporter');
-      const fetched = await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC });
+      const fetched = (await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC })).irms;
       const expected = generateIrms(demoAccount, 0, issuedIrmCount(demoAccount.irmProfile, new Date()));
       assert.ok(fetched.length > 1_000, `demo has ${fetched.length} IRMs`);
       assert.deepEqual(
@@ -228,12 +228,12 @@ for (const backend of backends()) {
 
       const sample = fetched[100];
       assert.ok(sample);
-      assert.deepEqual(await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, irmNumber: sample.irmNumber }), [sample]);
-      const inRange = await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, fromDate: '2025-06-01', toDate: '2025-06-03' });
+      assert.deepEqual((await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, irmNumber: sample.irmNumber })).irms, [sample]);
+      const inRange = (await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, fromDate: '2025-06-01', toDate: '2025-06-03' })).irms;
       assert.equal(inRange.length, 9);
       assert.deepEqual(inRange, fetched.filter((irm) => irm.irmIssueDate >= '2025-06-01' && irm.irmIssueDate <= '2025-06-03'));
-      assert.deepEqual(await client.fetchIrmDetails(demo, { iecCode: 'OTHER00000' }), []);
-      assert.deepEqual(await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, irmNumber: 'NO-SUCH-IRM' }), []);
+      assert.deepEqual((await client.fetchIrmDetails(demo, { iecCode: 'OTHER00000' })).irms, []);
+      assert.deepEqual((await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC, irmNumber: 'NO-SUCH-IRM' })).irms, []);
     });
 
     test('every account\'s IRMs are well-formed, with its own profile, numbers unique across accounts; bulk.exporter has thousands', async () => {
@@ -243,7 +243,7 @@ for (const backend of backends()) {
         const owner = account(username);
         const set = username === 'demo.exporter' ? demo : await issueCredentials(program.url, username);
         const countBefore = issuedIrmCount(owner.irmProfile, new Date());
-        const irms = await client.fetchIrmDetails(set, { iecCode: owner.iecCode });
+        const irms = (await client.fetchIrmDetails(set, { iecCode: owner.iecCode })).irms;
         const countAfter = issuedIrmCount(owner.irmProfile, new Date());
         assert.ok(irms.length >= countBefore && irms.length <= countAfter, `${username}: ${irms.length} IRMs, ${countBefore}-${countAfter} issued`);
         served.set(username, irms);
@@ -594,7 +594,7 @@ for (const backend of backends()) {
       assert.equal(services.envelopeProfile, 'java-pbkdf2');
       const wrongKey = await failsWith(client.fetchIrmDetails({ ...demo, userPrivateKey: services.userPrivateKey }, { iecCode: DEMO_IEC }), 'misconfigured');
       assert.equal(wrongKey.authorityCode, 'ERR06');
-      const irms = await client.fetchIrmDetails(services, { iecCode: services.iecCode, fromDate: '2025-05-01', toDate: '2025-05-31' });
+      const irms = (await client.fetchIrmDetails(services, { iecCode: services.iecCode, fromDate: '2025-05-01', toDate: '2025-05-31' })).irms;
       assert.ok(irms.length > 0);
       await failsWith(client.fetchIrmDetails({ ...services, envelopeProfile: 'spec-sha256' }, { iecCode: services.iecCode }), 'misconfigured');
     });
@@ -667,7 +667,7 @@ for (const backend of backends()) {
     test('after a restart a day later: the eBRCs and balances are kept, new IRMs have arrived, old tokens have expired', async () => {
       await restart({}, () => new Date(Date.now() + DAY_MS));
       assert.equal((await statusCallByHand(exactHeaders(tokenBeforeRestarts))).status, 401);
-      const irms = await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC });
+      const irms = (await client.fetchIrmDetails(demo, { iecCode: DEMO_IEC })).irms;
       const demoAccount = account('demo.exporter');
       assert.equal(irms.length, issuedIrmCount(demoAccount.irmProfile, new Date(Date.now() + DAY_MS)));
       assert.equal(irms.length, issuedIrmCount(demoAccount.irmProfile, new Date()) + 3);

@@ -422,7 +422,8 @@ describeEachBackend('the GenEBRC request lifecycle', (h: Harness) => {
       currency: irm.remittanceFCC,
       iecCode: DEMO_IEC,
       requestId: opened.requestId,
-      status: 'GENERATED',
+      source: 'this_service',
+      status: 'generated',
     });
     assert.deepEqual(events[1]!.data, expectedEbrc(1, numbers[0]!, '2025-06-30', a, 12.34));
     assert.deepEqual(events[2]!.data, expectedEbrc(4, numbers[1]!, '2025-07-01', c, 2.5));

@@ -158,9 +158,11 @@ describeEachBackend(
       assert.ok(failed.processedAt);
       assert.deepEqual(failed.errorDetails.errors.map((e: any) => e.code), ['ERR23']);
       assert.deepEqual(failed.ebrcBulkGenStatusList.map((line: any) => line.status), ['FAILED']);
+      // The reservation is released, and the pull the refusal made at once shows the 1.00 mapped elsewhere.
       const after = await irmNow(h, id, irm.irmNumber);
-      assert.equal(cents(after.irmUtilizedAmt), 0n, 'the reservation is released');
-      assert.equal(after.irmStatus, 'fresh');
+      assert.equal(cents(after.irmUtilizedAmt), 100n);
+      assert.equal(cents(after.irmAvailableAmt), cents(irm.irmAvailableAmt) - 100n);
+      assert.equal(after.irmStatus, 'partially_utilised');
       assert.equal(await authorityCopies(h, ack.body.requestId), 1, 'the authority recorded its refusal');
     });
 

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import type { AuthorityIrm } from '../../src/authority/authority.ts';
 import { insertCustomer, listCustomers } from '../../src/store/customers.ts';
-import { listIrms, upsertIrms } from '../../src/store/irms.ts';
+import { listIrms, insertIrms } from '../../src/store/irms.ts';
 import { pageWindow } from '../../src/store/paging.ts';
 import { applyLineResults, insertRequest, listRequests, moveRequest, requestsWithLines, type RequestFilter } from '../../src/store/requests.ts';
 import type { Schema } from '../../src/store/schema.ts';
@@ -19,6 +19,7 @@ function isoDay(daysAgo: number): string {
 function irm(customer: number, n: number, daysAgo: number): AuthorityIrm {
   return {
     irmNumber: `IR${customer}${String(n).padStart(6, '0')}`,
+    irmStatus: 'F',
     irmIssueDate: isoDay(daysAgo),
     ifscCode: 'HDFC0000001',
     remittanceAdCode: '0510001',
@@ -140,11 +141,11 @@ describeEachBackend('List pages', (h) => {
     const other = await newCustomer(db, platformId, 'irm-pages-other@example.com');
     // 157 IRMs over 40 days, several a day (the IRM number decides between them), inserted out of order.
     const irms = Array.from({ length: 157 }, (_, n) => irm(1, (n * 37) % 157, (n * 13) % 40));
-    await upsertIrms(db, { platformId, customerId }, irms.slice(0, 90));
-    await upsertIrms(db, { platformId, customerId }, irms.slice(90));
-    await upsertIrms(db, { platformId, customerId: other }, Array.from({ length: 20 }, (_, n) => irm(2, n, n)));
+    await insertIrms(db, { platformId, customerId }, irms.slice(0, 90));
+    await insertIrms(db, { platformId, customerId }, irms.slice(90));
+    await insertIrms(db, { platformId, customerId: other }, Array.from({ length: 20 }, (_, n) => irm(2, n, n)));
     // A pull again of known IRMs updates them and counts nothing twice.
-    await upsertIrms(db, { platformId, customerId }, irms.slice(0, 30));
+    await insertIrms(db, { platformId, customerId }, irms.slice(0, 30));
     await countsAgree(db);
 
     const filters = [

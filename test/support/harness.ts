@@ -209,6 +209,8 @@ export async function startHarness(backend: Backend, options: HarnessOptions = {
       RATE_LIMIT_PER_SECOND: '100000',
       RATE_LIMIT_BURST: '100000',
       RUN_POLLER: 'false',
+      // Scheduled reconciliations would pull at a point of the day no test controls; the tests that want them ask.
+      RECONCILE_INTERVAL_SECONDS: '0',
       LOG_LEVEL: 'silent',
       // A test that ends with a request still held (at a stalled authority, say) waits this long at close, not 25 s.
       SHUTDOWN_TIMEOUT_SECONDS: '5',

@@ -214,15 +214,15 @@ export function precisionRecall(proposed: Iterable<{ sbCumInvoiceNumber: string;
   };
 }
 
-/** The set's IRMs as the authority would list them for the exporter `owner` (the cancelled ones never are). */
+/** The set's IRMs as the authority would list them for the exporter `owner`, the cancelled ones with irmStatus C. */
 export function authorityIrmsOf(data: MatchingDataset, owner = { iecCode: '0599001001', panNumber: 'AACCD1001D' }): AuthorityIrm[] {
   return data.irms
-    .filter((irm) => irm.cancelled !== true)
     .map((irm) => {
       const amount = formatCents(irm.availableCents);
       const issued = new Date(Date.parse(`${irm.remittanceDate}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
       return {
         irmNumber: irm.irmNumber,
+        irmStatus: irm.cancelled === true ? 'C' : 'F',
         irmIssueDate: issued,
         ifscCode: irm.ifscCode ?? 'HDFC0000240',
         remittanceAdCode: '0510002',

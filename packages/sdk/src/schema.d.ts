@@ -201,6 +201,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/platform-customers/{id}/reconcile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reconcile the customer's IRMs and eBRCs with the authority now
+         * @description Starts a reconciliation run and answers it at once, `running`: the customer's IRMs are pulled (each updated in place; `irm.updated` for changes made elsewhere) and its eBRC register brought up to date with everything the authority reports (`ebrc.updated`); the finished run raises `reconciliation.completed`. One runs at a time per customer: 409 `reconciliation_running` while one does (the schedule's included). The customer must be verified (409). No body, or `{}`.
+         */
+        post: operations["reconcilePlatformCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/platform-customers/{id}/reconciliations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the customer's reconciliation runs
+         * @description Newest first, scheduled and requested alike, with what each changed (or why it failed).
+         */
+        get: operations["listReconciliations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/irm/refresh": {
         parameters: {
             query?: never;
@@ -331,7 +371,7 @@ export interface paths {
         };
         /**
          * List the customer's eBRCs
-         * @description The eBRCs generated through this service merged with those the authority reports for the customer's IEC (an eBRC appears once; `requestId` is null for one generated elsewhere), newest `ebrcDate` first, then by `ebrcNumber`. `fromDate` and `toDate` filter `ebrcDate`, inclusive. The authority is asked on every call: the customer must have validated credentials (409), and when the authority is down or slow the answer is 502 or 504, never a list that may lack eBRCs. eBRCs generated here stay visible meanwhile in the request list and the status operation.
+         * @description The customer's eBRC register: the eBRCs generated through this service and those the authority reports for the customer's IEC, each once, with `source` (`this_service` | `elsewhere`) and `status` (`generated` | `cancelled`); `requestId` is null unless this customer's request made it. Newest `ebrcDate` first, then by `ebrcNumber`. `fromDate` and `toDate` filter `ebrcDate`, inclusive. The authority is asked on every call: the register is brought up to date with it (new eBRCs, cancellations: `ebrc.updated`) before the page is read; the customer must have validated credentials (409), and when the authority is down or slow the answer is 502 or 504, never a list that may lack eBRCs. eBRCs generated here stay visible meanwhile in the request list and the status operation.
          */
         get: operations["listEbrcs"];
         put?: never;
@@ -864,11 +904,33 @@ export interface webhooks {
         put?: never;
         /**
          * An IRM was seen for the first time
-         * @description A pull from the authority stored an IRM this customer did not have. Later changes to it send none. `data` is the IRM.
+         * @description A pull from the authority stored an IRM this customer did not have. Its later changes send `irm.updated`. `data` is the IRM.
          *
          *     Delivered to every enabled endpoint subscribed to `irm.received` or to `*`, signed with the headers below.
          */
         post: operations["onIrmReceived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "irm.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An IRM changed at the authority
+         * @description A pull found an IRM changed by something other than this service's own requests: an eBRC made on the portal or through another platform, a failed line given back, an amendment (A) or a cancellation (C, `irmStatus: "cancelled"`) by the bank. `data` is the IRM as it is now, with `changes`: each changed field with its value before (`from`) and now (`to`).
+         *
+         *     Delivered to every enabled endpoint subscribed to `irm.updated` or to `*`, signed with the headers below.
+         */
+        post: operations["onIrmUpdated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -897,6 +959,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "ebrc.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An eBRC changed at the authority, or was found there
+         * @description The eBRC register follows the authority's fetchEBRCDetails: an eBRC the customer's register did not hold (made on the portal, by another platform, or by another customer's request here: `changes` is `[{field: "status", from: null, to}]`), or one whose values changed (a cancellation on the portal or by the bank: `status` to `cancelled`). `data` is the eBRC as the eBRC list shows it, with `changes: [{field, from, to}]`.
+         *
+         *     Delivered to every enabled endpoint subscribed to `ebrc.updated` or to `*`, signed with the headers below.
+         */
+        post: operations["onEbrcUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "bulk_upload.completed": {
         parameters: {
             query?: never;
@@ -913,6 +997,28 @@ export interface webhooks {
          *     Delivered to every enabled endpoint subscribed to `bulk_upload.completed` or to `*`, signed with the headers below.
          */
         post: operations["onBulkUploadCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reconciliation.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A reconciliation run finished
+         * @description A customer's reconciliation (on the schedule or on request) finished: `completed` with what it changed, or `failed` with the reason (the authority down, the credentials refused). `data` is the run as `GET /api/v1/platform-customers/{id}/reconciliations` lists it.
+         *
+         *     Delivered to every enabled endpoint subscribed to `reconciliation.completed` or to `*`, signed with the headers below.
+         */
+        post: operations["onReconciliationCompleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -986,7 +1092,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "admin_token_missing" | "admin_token_invalid" | "not_found" | "method_not_allowed" | "customer_email_taken" | "customer_not_verified" | "authority_api_credentials_missing" | "api_key_already_revoked" | "console_user_email_taken" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "database_unavailable" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "shutting_down" | "authority_timeout";
+            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "admin_token_missing" | "admin_token_invalid" | "not_found" | "method_not_allowed" | "customer_email_taken" | "reconciliation_running" | "customer_not_verified" | "authority_api_credentials_missing" | "api_key_already_revoked" | "console_user_email_taken" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "database_unavailable" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "shutting_down" | "authority_timeout";
             requestId: string;
             errors?: {
                 /** @description JSON pointer to the field, e.g. /ebrcBulkGenDtos/3/irmDt */
@@ -1041,7 +1147,8 @@ export interface components {
             irmNumber: string;
             /** Format: date */
             irmIssueDate: string;
-            irmStatus: "fresh" | "partially_utilised" | "utilised";
+            /** @description fresh: nothing used; utilised: nothing available; cancelled: the authority cancelled it (C), nothing available, never mapped */
+            irmStatus: "fresh" | "partially_utilised" | "utilised" | "cancelled";
             ifscCode: string;
             remittanceAdCode: string;
             /** Format: date */
@@ -1089,10 +1196,12 @@ export interface components {
             /** @description The IRM's currency, in which the value was realised */
             currency: string;
             iecCode: string;
-            /** @description The GenEBRC request of this service that generated it; null when it was generated elsewhere */
+            /** @description This customer's GenEBRC request that generated it; null when it was generated elsewhere or by another customer's request */
             requestId: string | null;
-            /** @description The authority's status word (GENERATED while only this service knows of it) */
-            status: string;
+            /** @description this_service: generated by a request of this service (any customer's); elsewhere: on the portal, by the bank or another platform */
+            source: "this_service" | "elsewhere";
+            /** @description cancelled once the authority reports it cancelled (on the portal within 120 days, or by the bank) */
+            status: "generated" | "cancelled";
         };
         /** @description A webhook endpoint; its signing secret is never shown here */
         WebhookEndpoint: {
@@ -1117,7 +1226,7 @@ export interface components {
              * @example evt_3q9c0f2kXbYp1nV7uLr8TzQmWd4sHa6e
              */
             id: string;
-            /** @description One of: genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, ebrc.generated, bulk_upload.completed, webhook.test */
+            /** @description One of: genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, ebrc.updated, bulk_upload.completed, reconciliation.completed, webhook.test */
             type: string;
             /**
              * Format: date-time
@@ -1144,7 +1253,13 @@ export interface components {
             rowCount: number | null;
             /** @description Rows whose push has its acknowledgement */
             rowsDone: number;
-            /** @description Why it was rejected (every problem, up to 1,000), or the rule failures of its Failed pushes, by row and column */
+            /** @description Rows in pushes the authority acknowledged Validated */
+            rowsValidated: number;
+            /** @description Rows that failed: in pushes refused at acknowledgement, or lines that failed at processing */
+            rowsFailed: number;
+            /** @description Rows whose line became an eBRC */
+            rowsGenerated: number;
+            /** @description Why it was rejected (every problem, up to 1,000); else an entry for every failed row with its code: the rule failures of its Failed pushes (a refusal that names no row repeated on each row of its push), and the lines that failed at processing */
             errors: {
                 /** @description The row as the spreadsheet numbers it (the header is row 1); null for the file as a whole or a whole request */
                 row: number | null;
@@ -1166,6 +1281,29 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** @description A run that brought a customer's IRMs and eBRCs up to date with the authority */
+        Reconciliation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            platformCustomerId: string;
+            trigger: "schedule" | "request";
+            status: "running" | "completed" | "failed";
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /** @description IRMs the authority changed outside this service (each raised irm.updated) */
+            irmsUpdated: number;
+            /** @description Of those, IRMs the authority cancelled */
+            irmsCancelled: number;
+            /** @description eBRCs the register did not hold (made elsewhere, or by another customer's request) */
+            ebrcsDiscovered: number;
+            /** @description eBRCs that became cancelled */
+            ebrcsCancelled: number;
+            /** @description Why a failed run failed (the authority down, the credentials refused, …) */
+            error: string | null;
         };
     };
     responses: never;
@@ -1343,7 +1481,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1851,7 +1989,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2423,7 +2561,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2685,7 +2823,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2793,6 +2931,388 @@ export interface operations {
                      *       "status": 504,
                      *       "detail": "Authority timed out.",
                      *       "code": "authority_timeout",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reconcilePlatformCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The platform customer id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description An empty object */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The run, started */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reconciliation"];
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform customer was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/customer_email_taken",
+                     *       "title": "Email already used by another customer",
+                     *       "status": 409,
+                     *       "detail": "Email already used by another customer.",
+                     *       "code": "customer_email_taken",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large.",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type.",
+                     *       "code": "unsupported_media_type",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `authority_credentials_invalid`, `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/authority_credentials_invalid",
+                     *       "title": "Authority credentials not valid",
+                     *       "status": 422,
+                     *       "detail": "Authority credentials not valid.",
+                     *       "code": "authority_credentials_invalid",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `database_unavailable`, `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/database_unavailable",
+                     *       "title": "Database unavailable",
+                     *       "status": 503,
+                     *       "detail": "Database unavailable.",
+                     *       "code": "database_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listReconciliations: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 to 1000000 */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The platform customer id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the customer's runs, newest first, and how many there are */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Reconciliation"][];
+                        meta: {
+                            totalItems: number;
+                            itemsPerPage: number;
+                            totalPages: number;
+                            currentPage: number;
+                        };
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform customer was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `database_unavailable`, `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/database_unavailable",
+                     *       "title": "Database unavailable",
+                     *       "status": 503,
+                     *       "detail": "Database unavailable.",
+                     *       "code": "database_unavailable",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -2914,7 +3434,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3238,7 +3758,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4080,7 +4600,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4452,7 +4972,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4675,7 +5195,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4964,7 +5484,7 @@ export interface operations {
                     /** @description A note of your own, up to 500 characters */
                     description?: string | null;
                     /**
-                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, ebrc.generated, bulk_upload.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
+                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, ebrc.updated, bulk_upload.completed, reconciliation.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
                      * @example [
                      *       "genebrc.request.processed",
                      *       "ebrc.generated"
@@ -5047,7 +5567,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5491,7 +6011,7 @@ export interface operations {
                     /** @description A note of your own, up to 500 characters */
                     description?: string | null;
                     /**
-                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, ebrc.generated, bulk_upload.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
+                     * @description The event types to receive (genebrc.request.acknowledged, genebrc.request.failed, genebrc.request.processed, genebrc.request.partially_processed, genebrc.request.errored, platform_customer.verified, platform_customer.credentials_invalid, irm.received, irm.updated, ebrc.generated, ebrc.updated, bulk_upload.completed, reconciliation.completed, webhook.test), or ["*"] for every type. Duplicates are dropped; "*" beside other types means every type. An unknown type is a 400 (code unknown_event_type).
                      * @example [
                      *       "genebrc.request.processed",
                      *       "ebrc.generated"
@@ -5773,7 +6293,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5998,7 +6518,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6432,7 +6952,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6575,7 +7095,7 @@ export interface operations {
                 /** @description Items per page, 1 to 100 */
                 limit?: number;
                 /** @description An event type */
-                type?: "genebrc.request.acknowledged" | "genebrc.request.failed" | "genebrc.request.processed" | "genebrc.request.partially_processed" | "genebrc.request.errored" | "platform_customer.verified" | "platform_customer.credentials_invalid" | "irm.received" | "ebrc.generated" | "bulk_upload.completed" | "webhook.test";
+                type?: "genebrc.request.acknowledged" | "genebrc.request.failed" | "genebrc.request.processed" | "genebrc.request.partially_processed" | "genebrc.request.errored" | "platform_customer.verified" | "platform_customer.credentials_invalid" | "irm.received" | "irm.updated" | "ebrc.generated" | "ebrc.updated" | "bulk_upload.completed" | "reconciliation.completed" | "webhook.test";
                 /** @description Only this customer's events */
                 platformCustomerId?: string;
                 /**
@@ -7916,7 +8436,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8249,7 +8769,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Problem: `customer_email_taken`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
+            /** @description Problem: `customer_email_taken`, `reconciliation_running`, `customer_not_verified`, `authority_api_credentials_missing`, `api_key_already_revoked`, `console_user_email_taken`, `idempotency_key_in_use`, `webhook_endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9083,6 +9603,69 @@ export interface operations {
             };
         };
     };
+    onIrmUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's `id`: the same on every attempt and redelivery of the event, so de-duplicate on it (delivery is at least once).
+                 * @example evt_3q9c0f2kXbYp1nV7uLr8TzQmWd4sHa6e
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in Unix seconds (each attempt has its own). Refuse a message far from your clock (Standard Webhooks libraries allow 5 minutes) so that a captured one cannot be replayed later.
+                 * @example 1764547200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` (the body as received, byte for byte), keyed with the base64-decoded part of the endpoint's secret after `whsec_`. For 24 h after a rotation two signatures are sent, space-separated (the new secret's first): accept the message when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `irm.updated` event */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description "evt_" and random characters; also the `webhook-id` header */
+                    id: string;
+                    /** @enum {string} */
+                    type: "irm.updated";
+                    /**
+                     * Format: date-time
+                     * @description When the change it reports was made (ISO 8601, UTC)
+                     */
+                    timestamp: string;
+                    /**
+                     * Format: uuid
+                     * @description The customer it concerns
+                     */
+                    platformCustomerId: string;
+                    data: components["schemas"]["Irm"] & {
+                        changes: {
+                            field: string;
+                            /** @description The value before (null for a new entry) */
+                            from: unknown;
+                            /** @description The value now */
+                            to: unknown;
+                        }[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (a redirect included: none is followed), no answer within 15 s or a refused connection is a failed attempt, retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (by default). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     onEbrcGenerated: {
         parameters: {
             query?: never;
@@ -9138,6 +9721,69 @@ export interface operations {
             };
         };
     };
+    onEbrcUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's `id`: the same on every attempt and redelivery of the event, so de-duplicate on it (delivery is at least once).
+                 * @example evt_3q9c0f2kXbYp1nV7uLr8TzQmWd4sHa6e
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in Unix seconds (each attempt has its own). Refuse a message far from your clock (Standard Webhooks libraries allow 5 minutes) so that a captured one cannot be replayed later.
+                 * @example 1764547200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` (the body as received, byte for byte), keyed with the base64-decoded part of the endpoint's secret after `whsec_`. For 24 h after a rotation two signatures are sent, space-separated (the new secret's first): accept the message when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `ebrc.updated` event */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description "evt_" and random characters; also the `webhook-id` header */
+                    id: string;
+                    /** @enum {string} */
+                    type: "ebrc.updated";
+                    /**
+                     * Format: date-time
+                     * @description When the change it reports was made (ISO 8601, UTC)
+                     */
+                    timestamp: string;
+                    /**
+                     * Format: uuid
+                     * @description The customer it concerns
+                     */
+                    platformCustomerId: string;
+                    data: components["schemas"]["Ebrc"] & {
+                        changes: {
+                            field: string;
+                            /** @description The value before (null for a new entry) */
+                            from: unknown;
+                            /** @description The value now */
+                            to: unknown;
+                        }[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (a redirect included: none is followed), no answer within 15 s or a refused connection is a failed attempt, retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (by default). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     onBulkUploadCompleted: {
         parameters: {
             query?: never;
@@ -9180,6 +9826,61 @@ export interface operations {
                      */
                     platformCustomerId: string;
                     data: components["schemas"]["BulkUpload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (a redirect included: none is followed), no answer within 15 s or a refused connection is a failed attempt, retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (by default). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onReconciliationCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's `id`: the same on every attempt and redelivery of the event, so de-duplicate on it (delivery is at least once).
+                 * @example evt_3q9c0f2kXbYp1nV7uLr8TzQmWd4sHa6e
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in Unix seconds (each attempt has its own). Refuse a message far from your clock (Standard Webhooks libraries allow 5 minutes) so that a captured one cannot be replayed later.
+                 * @example 1764547200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` (the body as received, byte for byte), keyed with the base64-decoded part of the endpoint's secret after `whsec_`. For 24 h after a rotation two signatures are sent, space-separated (the new secret's first): accept the message when any of them matches.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `reconciliation.completed` event */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description "evt_" and random characters; also the `webhook-id` header */
+                    id: string;
+                    /** @enum {string} */
+                    type: "reconciliation.completed";
+                    /**
+                     * Format: date-time
+                     * @description When the change it reports was made (ISO 8601, UTC)
+                     */
+                    timestamp: string;
+                    /**
+                     * Format: uuid
+                     * @description The customer it concerns
+                     */
+                    platformCustomerId: string;
+                    data: components["schemas"]["Reconciliation"];
                 };
             };
         };

@@ -4,7 +4,7 @@
  * it is read; mapping.ts turns the verified plain answers into the service's types.
  */
 import { randomUUID } from 'node:crypto';
-import type { AuthorityIrm, CallOptions, IrmQuery, PushMessage, RequestStatusAnswer } from '../authority.ts';
+import type { CallOptions, IrmFetch, IrmQuery, PushMessage, RequestStatusAnswer } from '../authority.ts';
 import type { CredentialSet } from '../protocol/credentials.ts';
 import { EnvelopeError, openResponse, sealRequest } from '../protocol/envelope.ts';
 import { AUTHORITY_ERROR_CODES, isAuthorityErrorCode } from '../protocol/error-codes.ts';
@@ -45,7 +45,7 @@ export type DgftClientOptions = {
 
 export type DgftClient = {
   getAccessToken(credentials: CredentialSet, options?: CallOptions): Promise<string>;
-  fetchIrmDetails(credentials: CredentialSet, query: IrmQuery, options?: CallOptions): Promise<AuthorityIrm[]>;
+  fetchIrmDetails(credentials: CredentialSet, query: IrmQuery, options?: CallOptions): Promise<IrmFetch>;
   pushIrmToGenEbrc(credentials: CredentialSet, message: PushMessage, options?: CallOptions): Promise<PushOutcome>;
   /** Null when the authority never received that requestId. */
   getRequestStatus(credentials: CredentialSet, requestId: string, options?: CallOptions): Promise<RequestStatusAnswer | null>;

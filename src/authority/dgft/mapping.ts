@@ -8,6 +8,7 @@ import type {
   AuthorityEbrc,
   AuthorityErrorDetail,
   AuthorityIrm,
+  IrmFetch,
   EbrcQuery,
   IrmQuery,
   LineResult,
@@ -40,7 +41,6 @@ export type PushOutcome =
   | { kind: 'acknowledged'; acknowledgement: PushAcknowledgement }
   | { kind: 'already_received'; requestId: string };
 
-const CANCELLED_IRM = 'C';
 const ALREADY_RECEIVED_CODE = 'ERR09';
 const ACK_STATUSES: readonly PushAcknowledgement['ackStatus'][] = ['Validated', 'Failed'];
 const PROCESSING_STATUSES: readonly RequestStatusAnswer['processingStatus'][] = ['Pending', 'Processed', 'Errored'];
@@ -57,31 +57,68 @@ export function irmQueryToWire(query: IrmQuery): FetchIrmDetailsRequest {
   };
 }
 
-/** The IRMs that may be mapped: a cancelled IRM (irmStatus C) is left out. */
-export function irmsFromWire(answer: Record<string, unknown>): AuthorityIrm[] {
-  return listAt(answer, 'irmResplst', '').flatMap((item, index) => {
+/**
+ * Every IRM of the answer, cancelled (C) and amended (A) ones included: the store follows the authority (contract 13).
+ * The authority's data is taken as it comes wherever it can be read without guessing: amounts as numbers or strings
+ *, any relation between them, a status in any case or spelled out, optional fields absent
+ * (text as "", an ORM or utilised amount as 0, a remittance date as the issue date). An IRM that cannot be read (no
+ * number, no issue date or currency, an amount that is not one) is left out and reported in `unreadable`, and the
+ * others are kept: one odd IRM never fails a customer's pull. Only an answer without the list itself is unreadable.
+ */
+export function irmsFromWire(answer: Record<string, unknown>): IrmFetch {
+  const fetched: IrmFetch = { irms: [], unreadable: [] };
+  listAt(answer, 'irmResplst', '').forEach((item, index) => {
     const path = `irmResplst[${index}]`;
-    const irm = objectAt(item, path);
-    if (textAt(irm, 'irmStatus', path) === CANCELLED_IRM) return [];
-    return [{
-      irmNumber: textAt(irm, 'irmNumber', path),
-      irmIssueDate: dateAt(irm, 'irmIssueDate', path),
-      ifscCode: textAt(irm, 'ifscCode', path),
-      remittanceAdCode: textAt(irm, 'remittanceAdCode', path),
-      remittanceDate: dateAt(irm, 'remittanceDate', path),
-      remittanceFCC: textAt(irm, 'remittanceFCC', path),
-      remittanceFCCAmount: amountAt(irm, 'remittanceFCCAmount', path),
-      // An IRM without outward remittances may carry no ORM amount at all.
-      ormAmountFCC: isAbsent(irm.ormAmountFCC) ? formatCents(0n) : amountAt(irm, 'ormAmountFCC', path),
-      irmAvailableAmt: amountAt(irm, 'irmAvailableAmt', path),
-      irmUtilizedAmt: amountAt(irm, 'irmUtilizedAmt', path),
-      iecCode: textAt(irm, 'iecCode', path),
-      panNumber: textAt(irm, 'panNumber', path),
-      remitterName: textAt(irm, 'remitterName', path),
-      remitterCountry: textAt(irm, 'remitterCountry', path),
-      purposeOfRemittance: textAt(irm, 'purposeOfRemittance', path),
-    }];
+    try {
+      fetched.irms.push(irmFromWire(objectAt(item, path), path));
+    } catch (error) {
+      if (!(error instanceof UnreadableAnswer)) throw error;
+      const irmNumber = typeof item === 'object' && item !== null ? (item as Record<string, unknown>).irmNumber : undefined;
+      fetched.unreadable.push({ index, irmNumber: typeof irmNumber === 'string' && irmNumber !== '' ? irmNumber : null, reason: error.message });
+    }
   });
+  return fetched;
+}
+
+function irmFromWire(irm: Record<string, unknown>, path: string): AuthorityIrm {
+  const irmIssueDate = dateAt(irm, 'irmIssueDate', path);
+  const optionalText = (key: string) => (isAbsent(irm[key]) ? '' : textAt(irm, key, path));
+  const optionalAmount = (key: string) => (isAbsent(irm[key]) ? formatCents(0n) : amountAt(irm, key, path));
+  const irmNumber = textAt(irm, 'irmNumber', path).trim();
+  if (irmNumber === '') throw new UnreadableAnswer(`${fieldPath(path, 'irmNumber')} is blank.`);
+  const read: AuthorityIrm = {
+    irmNumber,
+    irmStatus: irmStatusFromWire(irm.irmStatus, fieldPath(path, 'irmStatus')),
+    irmIssueDate,
+    ifscCode: optionalText('ifscCode'),
+    remittanceAdCode: optionalText('remittanceAdCode'),
+    remittanceDate: isAbsent(irm.remittanceDate) ? irmIssueDate : dateAt(irm, 'remittanceDate', path),
+    remittanceFCC: textAt(irm, 'remittanceFCC', path),
+    remittanceFCCAmount: amountAt(irm, 'remittanceFCCAmount', path),
+    // An IRM without outward remittances may carry no ORM amount at all.
+    ormAmountFCC: optionalAmount('ormAmountFCC'),
+    irmAvailableAmt: amountAt(irm, 'irmAvailableAmt', path),
+    irmUtilizedAmt: optionalAmount('irmUtilizedAmt'),
+    iecCode: optionalText('iecCode'),
+    panNumber: optionalText('panNumber'),
+    remitterName: optionalText('remitterName'),
+    remitterCountry: optionalText('remitterCountry'),
+    purposeOfRemittance: optionalText('purposeOfRemittance'),
+  };
+  // Text no database column can hold (a NUL, half a surrogate pair) is not stored: the IRM is reported instead.
+  const unstorable = Object.entries(read).find(([, value]) => value.includes('\u0000') || !value.isWellFormed());
+  if (unstorable) throw new UnreadableAnswer(`${fieldPath(path, unstorable[0])} holds text that cannot be stored.`);
+  return read;
+}
+
+const SPELLED_IRM_STATUSES: Readonly<Record<string, string>> = { FRESH: 'F', AMENDED: 'A', CANCELLED: 'C', CANCELED: 'C' };
+
+/** F, A or C from the letter in any case or the word spelled out; any other text as it came, upper-cased; absent: F. */
+function irmStatusFromWire(value: unknown, path: string): string {
+  if (isAbsent(value)) return 'F';
+  if (typeof value !== 'string') throw new UnreadableAnswer(`${path} is ${JSON.stringify(value)}, not a status letter.`);
+  const status = value.trim().toUpperCase();
+  return SPELLED_IRM_STATUSES[status] ?? status;
 }
 
 export function pushMessageToWire(message: PushMessage): PushIrmToGenEbrcRequest {

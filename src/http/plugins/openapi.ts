@@ -54,6 +54,16 @@ const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` })
 /** The status operation's answer, as the genebrc.request.* events carry it (StatusSchema has no $id of its own). */
 const STATUS_COMPONENT = 'GenEbrcRequestStatus';
 
+/** What an *.updated event's `changes` holds: each changed field, its value before and now. */
+const CHANGES = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['field', 'from', 'to'],
+    properties: { field: { type: 'string' }, from: { description: 'The value before (null for a new entry)' }, to: { description: 'The value now' } },
+  },
+};
+
 const requestEvent = (summary: string, when: string): CatalogueEntry => ({
   summary,
   description: `${when} \`data\` is the request as \`POST /api/v1/genebrc/status\` answers it.`,
@@ -100,8 +110,25 @@ const CATALOGUE: Readonly<Record<EventType, CatalogueEntry>> = {
   },
   'irm.received': {
     summary: 'An IRM was seen for the first time',
-    description: 'A pull from the authority stored an IRM this customer did not have. Later changes to it send none. `data` is the IRM.',
+    description: 'A pull from the authority stored an IRM this customer did not have. Its later changes send `irm.updated`. `data` is the IRM.',
     data: ref('Irm'),
+  },
+  'irm.updated': {
+    summary: 'An IRM changed at the authority',
+    description:
+      'A pull found an IRM changed by something other than this service\'s own requests: an eBRC made on the portal or through ' +
+      'another platform, a failed line given back, an amendment (A) or a cancellation (C, `irmStatus: "cancelled"`) by the bank. ' +
+      '`data` is the IRM as it is now, with `changes`: each changed field with its value before (`from`) and now (`to`).',
+    data: {
+      allOf: [
+        ref('Irm'),
+        {
+          type: 'object',
+          required: ['changes'],
+          properties: { changes: CHANGES },
+        },
+      ],
+    },
   },
   'ebrc.generated': {
     summary: 'An eBRC was generated',
@@ -110,12 +137,37 @@ const CATALOGUE: Readonly<Record<EventType, CatalogueEntry>> = {
       '`genebrc.request.partially_processed` event. `data` is the eBRC as the eBRC list shows it.',
     data: ref('Ebrc'),
   },
+  'ebrc.updated': {
+    summary: 'An eBRC changed at the authority, or was found there',
+    description:
+      "The eBRC register follows the authority's fetchEBRCDetails: an eBRC the customer's register did not hold (made on the " +
+      'portal, by another platform, or by another customer\'s request here: `changes` is `[{field: "status", from: null, to}]`), ' +
+      'or one whose values changed (a cancellation on the portal or by the bank: `status` to `cancelled`). `data` is the ' +
+      'eBRC as the eBRC list shows it, with `changes: [{field, from, to}]`.',
+    data: {
+      allOf: [
+        ref('Ebrc'),
+        {
+          type: 'object',
+          required: ['changes'],
+          properties: { changes: CHANGES },
+        },
+      ],
+    },
+  },
   'bulk_upload.completed': {
     summary: 'A spreadsheet upload finished',
     description:
       'A spreadsheet upload reached its final status: `completed` (every push sent; some may be Failed, their rule failures in ' +
       '`errors` by row) or `rejected` (malformed rows; nothing pushed). `data` is the upload as GET /api/v1/genebrc/uploads/{id} shows it.',
     data: ref('BulkUpload'),
+  },
+  'reconciliation.completed': {
+    summary: 'A reconciliation run finished',
+    description:
+      "A customer's reconciliation (on the schedule or on request) finished: `completed` with what it changed, or `failed` with " +
+      'the reason (the authority down, the credentials refused). `data` is the run as `GET /api/v1/platform-customers/{id}/reconciliations` lists it.',
+    data: ref('Reconciliation'),
   },
   'webhook.test': {
     summary: 'A test event',

@@ -3,6 +3,7 @@ import type { Static } from 'typebox';
 import { AuthorityError } from '../../authority/authority.ts';
 import { formatCents, parseDecimalString, sumCents, type Cents } from '../../domain/money.ts';
 import { lineToWire, normaliseLines, type Line, type RawLine } from '../../domain/push-line.ts';
+import { CANCELLED_AT_AUTHORITY } from '../../domain/irm-status.ts';
 import { checkPushRules, type ErrorDetail, type IrmSnapshot } from '../../domain/push-rules.ts';
 import type { LineStatus } from '../../domain/request-state.ts';
 import { checkPushMessage } from '../../domain/push-message.ts';
@@ -19,6 +20,14 @@ import type { RequestProgress } from './progress.ts';
 import { storedAcknowledgement, type PushAck } from './views.ts';
 
 export type PushBody = Omit<Static<typeof PushBodySchema>, 'ebrcBulkGenDtos'> & { ebrcBulkGenDtos: RawLine[] };
+
+/** The authority's refusals that mean our copy of its IRMs is behind: an amount (ERR23, ERR38) or no such IRM (ERR18). */
+const REFRESHING_CODES: ReadonlySet<string> = new Set(['ERR18', 'ERR23', 'ERR38']);
+
+/** The IRM number of the line an error names (by serial number), or the error's own when it names none. */
+function lineIrmNumber(lines: readonly Line[], detail: ErrorDetail): string {
+  return lines.find((line) => line.serialNo === detail.serialNo)?.irmNumber ?? '';
+}
 
 class LostReservationRace extends Error {
   readonly irmNumber: string;
@@ -172,8 +181,14 @@ export class PushService {
     const customer = requireVerified(await requireCustomer(this.#context.db, platformId, body.platformCustomerId));
     const { uploadType, lines } = this.#validated(body);
     const irms = await this.#irmsFor(customer, lines);
-    const snapshots = new Map([...irms.values()].map((row) => [row.irm_number, snapshotOf(row)]));
-    const ruleErrors = checkPushRules({ recordResCount: body.recordResCount, uploadType, lines, irms: snapshots });
+    // A cancelled IRM is, to a push, one the authority does not have (ERR18), as the authority itself answers.
+    const live = [...irms.values()].filter((row) => row.authority_status !== CANCELLED_AT_AUTHORITY);
+    const snapshots = new Map(live.map((row) => [row.irm_number, snapshotOf(row)]));
+    const ruleErrors = checkPushRules({ recordResCount: body.recordResCount, uploadType, lines, irms: snapshots }).map((detail) =>
+      detail.code === 'ERR18' && irms.get(lineIrmNumber(lines, detail))?.authority_status === CANCELLED_AT_AUTHORITY
+        ? { ...detail, message: `IRM ${lineIrmNumber(lines, detail)} was cancelled at the authority (irmStatus C): it cannot be mapped.` }
+        : detail,
+    );
     return { customer, uploadType, lines, irms, ruleErrors };
   }
 
@@ -250,6 +265,19 @@ export class PushService {
       : [{ serialNo: null, field: 'irmNumber', code: 'ERR38', message: `IRM ${irmNumber} was mapped by another request at the same time; refresh IRMs and push again.` }];
   }
 
+  /**
+   * The authority refused the push for an amount or an IRM it does not have: our copy of the customer's IRMs is behind
+   * (contract 13, "No wedge"). They are pulled at once, before the refusal is answered, so that the next list,
+   * template, matching or review shows the authority's amounts. The refusal is the answer whatever the pull meets.
+   */
+  async #refreshAfterRefusal(customer: VerifiedCustomer): Promise<void> {
+    try {
+      await this.#puller.pullNow(customer);
+    } catch (error) {
+      if (!(error instanceof AuthorityError) && !(error instanceof AppError)) throw error;
+    }
+  }
+
   async #send(customer: VerifiedCustomer, request: RequestToStore, wireLines: Record<string, unknown>[]): Promise<PushAck> {
     const answered = { requestId: request.requestId, recordResCount: request.recordResCount };
     try {
@@ -268,6 +296,7 @@ export class PushService {
         return { ...answered, authorityAckId: ack.ackId, ackStatus: 'Validated', errorDetails: [] };
       }
       await this.#lifecycle.fail(request.id, ack.errorDetails);
+      if (ack.errorDetails.some((detail) => REFRESHING_CODES.has(detail.code))) await this.#refreshAfterRefusal(customer);
       return { ...answered, authorityAckId: null, ackStatus: 'Failed', errorDetails: ack.errorDetails };
     } catch (error) {
       if (!(error instanceof AuthorityError)) throw error;

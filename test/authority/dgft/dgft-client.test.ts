@@ -42,7 +42,7 @@ function client(options: Partial<DgftClientOptions> = {}): DgftClient {
 }
 
 function fetchIrms(dgft: DgftClient) {
-  return dgft.fetchIrmDetails(authority.credentials, { iecCode: FAKE_IEC });
+  return dgft.fetchIrmDetails(authority.credentials, { iecCode: FAKE_IEC }).then((fetched) => fetched.irms);
 }
 
 function pushMessage(requestId: string): PushMessage {
@@ -236,7 +236,7 @@ describe('the error table', () => {
   test('the java-pbkdf2 profile works end to end when both sides speak it', async () => {
     authority.profile = 'java-pbkdf2';
     const credentials = { ...authority.credentials, envelopeProfile: 'java-pbkdf2' as const };
-    const irms = await client().fetchIrmDetails(credentials, { iecCode: FAKE_IEC });
+    const { irms } = await client().fetchIrmDetails(credentials, { iecCode: FAKE_IEC });
     assert.equal(irms[0]?.irmNumber, 'IRM0001');
   });
 
@@ -306,7 +306,7 @@ describe('pushes', () => {
 });
 
 describe('answers mapped to the service\'s types', () => {
-  test('IRMs: dates from ddMMyyyy, money exact from numbers and strings, cancelled IRMs left out', async () => {
+  test('IRMs: dates from ddMMyyyy, money exact from numbers and strings, amended and cancelled IRMs kept with their status', async () => {
     authority.handlers.fetchIRMDetails = () => ({
       irmResplst: [
         WIRE_IRM,
@@ -316,9 +316,10 @@ describe('answers mapped to the service\'s types', () => {
       ],
     });
     const irms = await fetchIrms(client());
-    assert.deepEqual(irms.map((irm) => irm.irmNumber), ['IRM0001', 'IRM0002', 'IRM0004']);
+    assert.deepEqual(irms.map((irm) => [irm.irmNumber, irm.irmStatus]), [['IRM0001', 'F'], ['IRM0002', 'A'], ['IRM0003', 'C'], ['IRM0004', 'F']]);
     assert.deepEqual(irms[0], {
       irmNumber: 'IRM0001',
+      irmStatus: 'F',
       irmIssueDate: '2025-09-15',
       ifscCode: 'HDFC0000001',
       remittanceAdCode: '6390005',
@@ -335,17 +336,22 @@ describe('answers mapped to the service\'s types', () => {
       purposeOfRemittance: 'P0802',
     });
     assert.deepEqual(
-      irms.slice(1).map((irm) => [irm.remittanceFCCAmount, irm.ormAmountFCC, irm.irmAvailableAmt, irm.irmUtilizedAmt]),
+      [irms[1]!, irms[3]!].map((irm) => [irm.remittanceFCCAmount, irm.ormAmountFCC, irm.irmAvailableAmt, irm.irmUtilizedAmt]),
       [['1566.00', '0.00', '0.10', '1565.90'], ['70368744177663.99', '0.00', '99999999999999.99', '0.10']],
     );
   });
 
-  test('an amount that cannot be read exactly, or a date that is not ddMMyyyy, refuses the whole answer', async () => {
+  test('an IRM whose amount cannot be read exactly, or whose date is not ddMMyyyy, is reported and the others kept', async () => {
     for (const broken of [{ irmAvailableAmt: 1.005 }, { irmAvailableAmt: '12.345' }, { irmAvailableAmt: '-3.00' }, { irmAvailableAmt: '1e3' }, { irmIssueDate: '2025-09-15' }, { irmIssueDate: '31022025' }]) {
-      authority.handlers.fetchIRMDetails = () => ({ irmResplst: [{ ...WIRE_IRM, ...broken }] });
-      const failure = await failsWith(fetchIrms(client()), 'misconfigured');
-      assert.match(failure.message, new RegExp(Object.keys(broken)[0] ?? ''));
+      authority.handlers.fetchIRMDetails = () => ({ irmResplst: [{ ...WIRE_IRM, irmNumber: 'IRM-ODD', ...broken }, WIRE_IRM] });
+      const { irms, unreadable } = await client().fetchIrmDetails(authority.credentials, { iecCode: FAKE_IEC });
+      assert.deepEqual(irms.map((irm) => irm.irmNumber), ['IRM0001']);
+      assert.equal(unreadable.length, 1);
+      assert.equal(unreadable[0]!.irmNumber, 'IRM-ODD');
+      assert.match(unreadable[0]!.reason, new RegExp(Object.keys(broken)[0] ?? ''));
     }
+    authority.handlers.fetchIRMDetails = () => ({ irmResplst: 'not a list' });
+    await failsWith(fetchIrms(client()), 'misconfigured');
   });
 
   test('request status: records, eBRC dates and a Processed request with failed records', async () => {

@@ -1,10 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import {
   UnreadableAnswer,
   amountFromWire,
   ebrcQueryToWire,
   irmQueryToWire,
+  irmsFromWire,
   pushMessageToWire,
   pushOutcomeFromWire,
   requestStatusFromWire,
@@ -98,5 +100,74 @@ describe('answers', () => {
     assert.equal(status?.ackStatus, 'Failed');
     assert.equal(status?.ackId, null);
     assert.deepEqual(status?.errorDetails.map((detail) => detail.code), ['ERR18']);
+  });
+});
+
+describe('IRMs as the authority sends them (contract 13: store what it says, never refuse it)', () => {
+  const wireIrm = (fields: Record<string, unknown> = {}) => ({
+    irmNumber: 'IRM0001', irmIssueDate: '01062025', irmStatus: 'F', ifscCode: 'HDFC0000001', remittanceAdCode: '0510001',
+    remittanceDate: '31052025', remittanceFCC: 'USD', remittanceFCCAmount: 6400, ormAmountFCC: 400, irmAvailableAmt: 6000,
+    irmUtilizedAmt: 0, iecCode: '0599001001', panNumber: 'AACCD1001D', remitterName: 'Buyer Inc', remitterCountry: 'US',
+    purposeOfRemittance: 'P0103', ...fields,
+  });
+
+  test('cancelled (C) and amended (A) IRMs are kept, with their status; the figures keep no assumed relation', () => {
+    const { irms, unreadable } = irmsFromWire({ irmResplst: [wireIrm(), wireIrm({ irmNumber: 'IRM0002', irmStatus: 'C' }), wireIrm({ irmNumber: 'IRM0003', irmStatus: 'A' })] });
+    assert.deepEqual(unreadable, []);
+    assert.deepEqual(irms.map((irm) => [irm.irmNumber, irm.irmStatus]), [['IRM0001', 'F'], ['IRM0002', 'C'], ['IRM0003', 'A']]);
+    assert.deepEqual([irms[0]!.remittanceFCCAmount, irms[0]!.ormAmountFCC, irms[0]!.irmAvailableAmt, irms[0]!.irmUtilizedAmt], ['6400.00', '400.00', '6000.00', '0.00']);
+  });
+
+  test('string amounts, statuses in any case or spelled out, absent optional fields', () => {
+    const { irms, unreadable } = irmsFromWire({
+      irmResplst: [
+        wireIrm({ remittanceFCCAmount: ' 6400.5 ', irmAvailableAmt: '6000', irmUtilizedAmt: '0.50', irmStatus: 'c' }),
+        wireIrm({ irmNumber: 'IRM0002', irmStatus: 'Cancelled' }),
+        wireIrm({ irmNumber: 'IRM0003', irmStatus: undefined, ormAmountFCC: null, irmUtilizedAmt: undefined, panNumber: '', remitterName: null, remitterCountry: undefined, remittanceAdCode: undefined, ifscCode: undefined, purposeOfRemittance: undefined, iecCode: undefined, remittanceDate: undefined }),
+        wireIrm({ irmNumber: 'IRM0004', irmStatus: 'X' }),
+      ],
+    });
+    assert.deepEqual(unreadable, []);
+    assert.deepEqual([irms[0]!.remittanceFCCAmount, irms[0]!.irmAvailableAmt, irms[0]!.irmUtilizedAmt, irms[0]!.irmStatus], ['6400.50', '6000.00', '0.50', 'C']);
+    assert.equal(irms[1]!.irmStatus, 'C');
+    const sparse = irms[2]!;
+    assert.deepEqual(
+      [sparse.irmStatus, sparse.ormAmountFCC, sparse.irmUtilizedAmt, sparse.panNumber, sparse.remitterName, sparse.remitterCountry, sparse.ifscCode, sparse.remittanceDate],
+      ['F', '0.00', '0.00', '', '', '', '', '2025-06-01'],
+    );
+    assert.equal(irms[3]!.irmStatus, 'X', 'an unknown status is kept as it came; it is not a cancellation');
+  });
+
+  test('an IRM that cannot be read is reported and the others kept: one odd IRM never fails a pull', () => {
+    const odd = [
+      wireIrm({ irmNumber: 'BAD1', irmAvailableAmt: '-5.00' }),
+      wireIrm({ irmNumber: 'BAD2', remittanceFCCAmount: 6400.005 }),
+      wireIrm({ irmNumber: '' }),
+      wireIrm({ irmNumber: 'BAD4', irmIssueDate: '2025-06-01' }),
+      'not an object',
+      wireIrm({ irmNumber: 'BAD6', irmStatus: 7 }),
+      wireIrm({ irmNumber: '   ' }),
+      wireIrm({ irmNumber: 'BAD8', remitterName: 'nul\u0000byte' }),
+      wireIrm({ irmNumber: 'BAD9', remitterName: 'half \ud800 pair' }),
+    ];
+    const { irms, unreadable } = irmsFromWire({ irmResplst: [wireIrm(), ...odd, wireIrm({ irmNumber: 'IRM0009' })] });
+    assert.deepEqual(irms.map((irm) => irm.irmNumber), ['IRM0001', 'IRM0009']);
+    assert.deepEqual(unreadable.map((entry) => [entry.index, entry.irmNumber]), [[1, 'BAD1'], [2, 'BAD2'], [3, null], [4, 'BAD4'], [5, null], [6, 'BAD6'], [7, '   '], [8, 'BAD8'], [9, 'BAD9']]);
+    assert.ok(unreadable.every((entry) => entry.reason.length > 0));
+    assert.throws(() => irmsFromWire({ irmResplst: 'nope' }), UnreadableAnswer, 'an answer without the list is unreadable');
+  });
+
+  test('property: whatever each IRM carries, reading never throws and every IRM is either read or reported', () => {
+    const anything = fc.oneof(fc.constant(undefined), fc.constant(null), fc.string({ unit: 'binary' }), fc.double(), fc.integer(), fc.boolean(), fc.constant('12.34'), fc.constant('01062025'));
+    fc.assert(
+      fc.property(fc.array(fc.dictionary(fc.constantFrom(...Object.keys(wireIrm())), anything).map((fields) => wireIrm(fields)), { maxLength: 20 }), (list) => {
+        const { irms, unreadable } = irmsFromWire({ irmResplst: list });
+        assert.equal(irms.length + unreadable.length, list.length);
+        for (const irm of irms) {
+          assert.match(irm.irmAvailableAmt, /^\d+\.\d\d$/);
+          assert.notEqual(irm.irmNumber, '');
+        }
+      }),
+    );
   });
 });

@@ -16,6 +16,7 @@ const NOTICES: Record<string, string> = {
   created: 'The customer was created. Next, check its credentials at the authority.',
   verified: 'The authority accepted the credentials: the customer is verified.',
   'api-credentials-stored': 'The API credential set was stored. Every call to the authority for this customer now uses it.',
+  'reconcile-started': 'A reconciliation is running: the IRMs and eBRCs are being brought up to date with the authority. Reload to see what it changed.',
 };
 
 const CUSTOMER_LABELS = { name: 'Name', email: 'E-mail', companyName: 'Company name', address: 'Address' };
@@ -48,15 +49,23 @@ async function detailPage(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Deps,
-  forms: { check?: FormState; apiCredentials?: FormState } = {},
+  forms: { check?: FormState; apiCredentials?: FormState; reconcile?: Problem } = {},
 ): Promise<FastifyReply> {
   const { id } = request.params as { id: string };
   const customer: Customer = toCustomer(await requireCustomer(deps.database.db, platformOf(request), id));
   const notice = NOTICES[text(queryOf(request), 'notice')] ?? null;
   const check = forms.check ?? blankForm({ authorityUsername: '' });
   const apiCredentials = forms.apiCredentials ?? blankForm({ credentialSet: '', envelopeProfile: '' });
-  const status = check.problem?.status ?? apiCredentials.problem?.status ?? 200;
-  return render(request, reply, 'customers/detail', { title: customer.name, customer, notice, check, apiCredentials, authorityMode: deps.config.authorityMode }, status);
+  const status = check.problem?.status ?? apiCredentials.problem?.status ?? forms.reconcile?.status ?? 200;
+  // The reconciliation panel: the last run, what it changed, and "Reconcile now" (contract 13).
+  const [lastRun] = (await deps.reconciliations.list(platformOf(request), customer.id, { page: 1, limit: 1 })).items;
+  return render(
+    request,
+    reply,
+    'customers/detail',
+    { title: customer.name, customer, notice, check, apiCredentials, lastRun: lastRun ?? null, reconcileProblem: forms.reconcile ?? null, authorityMode: deps.config.authorityMode },
+    status,
+  );
 }
 
 /** The API credential set as pasted (the portal's JSON file), with the profile chosen, checked as the API checks it. */
@@ -126,6 +135,18 @@ export const customersPage: ConsolePage = {
         // Another platform's customer (or none) is a 404 page, not a form error.
         if (problem.code === 'not_found') throw error;
         return detailPage(request, reply, deps, { check: { values, fields: problem.fields, problem } });
+      }
+    });
+
+    app.post('/customers/:id/reconcile', async (request, reply) => {
+      const { id } = request.params as { id: string };
+      try {
+        await deps.reconciliations.request(platformOf(request), id);
+        return redirectTo(reply, `${CUSTOMERS}/${id}`, 'reconcile-started');
+      } catch (error) {
+        const problem = failureOf(request, error, {});
+        if (problem.code === 'not_found') throw error;
+        return detailPage(request, reply, deps, { reconcile: problem });
       }
     });
 

@@ -35,6 +35,35 @@ const UPLOAD_TYPES = [
 
 type FormState = { values: Record<string, string>; fields: Record<string, string>; problem: Problem | null };
 
+/** How an upload stands, as people read it: a completed upload whose rows failed is shown as failed, not as a success. */
+export function uploadOutcome(upload: Pick<BulkUpload, 'status' | 'rowCount' | 'rowsFailed' | 'rowsGenerated' | 'rowsValidated'>): { label: string; tone: string; what: string } {
+  switch (upload.status) {
+    case 'validating':
+      return { label: 'Validating', tone: 'warn', what: 'Checking every row, as a push checks its lines.' };
+    case 'pushing':
+      return { label: 'Pushing', tone: 'warn', what: 'The rows passed the checks and are being pushed to the authority, one request after another.' };
+    case 'rejected':
+      return { label: 'Rejected', tone: 'bad', what: 'Some rows are malformed, so nothing was pushed. Fix the rows below and upload the file again.' };
+    case 'completed':
+      break;
+  }
+  const failed = `${upload.rowsFailed} ${upload.rowsFailed === 1 ? 'row' : 'rows'} failed`;
+  if (upload.rowsFailed > 0 && upload.rowsFailed === upload.rowCount) {
+    return { label: 'Failed', tone: 'bad', what: `Every row failed: nothing was generated. See the problems below, fix them and upload again.` };
+  }
+  if (upload.rowsFailed > 0) {
+    return { label: 'Completed with failures', tone: 'warn', what: `${failed}: see the problems below. ${upload.rowsGenerated} generated so far.` };
+  }
+  const pending = upload.rowsValidated - upload.rowsGenerated;
+  return {
+    label: 'Completed',
+    tone: 'good',
+    what: pending > 0
+      ? `Every row was accepted by the authority; ${pending} ${pending === 1 ? 'is' : 'are'} still being processed. Follow each request for the eBRCs it generated.`
+      : 'Every row was pushed and generated its eBRC.',
+  };
+}
+
 /** Final statuses: nothing changes any more, the page stops following it. */
 const FINAL = new Set(['completed', 'rejected']);
 
@@ -76,6 +105,7 @@ async function listPage(request: FastifyRequest, reply: FastifyReply, deps: Deps
       customers: pickerOf(customers.items, customer),
       moreCustomers: customers.meta.totalItems > customers.items.length,
       names: Object.fromEntries(names),
+      outcomes: Object.fromEntries(list.items.map((item) => [item.id, uploadOutcome(item)])),
       list,
       listProblem,
       create,
@@ -153,6 +183,7 @@ export const uploadsPage: ConsolePage = {
       return render(request, reply, 'uploads/detail', {
         title: `Upload ${upload.fileName}`,
         upload,
+        outcome: uploadOutcome(upload),
         customer,
         requests,
         notice,

@@ -6,6 +6,7 @@ import { getPlatformCustomerRoute } from './get.ts';
 import { matchIrmsRoute } from './irm-match.ts';
 import { irmTemplateRoute } from './irm-template.ts';
 import { listPlatformCustomersRoute } from './list.ts';
+import { reconcileRoutes } from './reconcile.ts';
 
 export function platformCustomerRoutes(app: Api, deps: Deps): void {
   createPlatformCustomerRoute(app, deps);
@@ -15,4 +16,5 @@ export function platformCustomerRoutes(app: Api, deps: Deps): void {
   putAuthorityApiCredentialsRoute(app, deps);
   matchIrmsRoute(app, deps);
   irmTemplateRoute(app, deps);
+  reconcileRoutes(app, deps);
 }
