@@ -68,11 +68,20 @@ export function createOutsideChanges(options: {
 }): OutsideChanges {
   const { db, now, materialiseIrms } = options;
 
+  /** The account's IRM, locked; the account's IRMs must be materialised before the transaction (materialised). */
   async function lockedIrm(trx: Db, account: SandboxAccount, irmNumber: string, at: Date): Promise<Selectable<IrmsTable>> {
-    await materialiseIrms(account, at);
     const irm = await issuedIrms(trx, account, at).selectAll().where('irm_number', '=', irmNumber).forUpdate().executeTakeFirst();
     if (irm === undefined) throw new HelperRefusal(404, `${account.iecCode} has no IRM ${irmNumber}.`);
     return irm;
+  }
+
+  /**
+   * Runs `work` in a transaction once the account's IRMs issued by now are stored: materialising writes through the
+   * database handle itself, which on the embedded database's one connection would wait for the transaction forever.
+   */
+  async function materialised<T>(account: SandboxAccount, at: Date, work: (trx: Db) => Promise<T>): Promise<T> {
+    await materialiseIrms(account, at);
+    return db.transaction().execute(work);
   }
 
   return {
@@ -84,7 +93,7 @@ export function createOutsideChanges(options: {
       const today = at.toISOString().slice(0, 10);
       const invoiceNumber = optionalText(body, 'sbCumInvoiceNumber') ?? `PORTAL${String(at.getTime()).slice(-8)}`;
       const invoiceDate = dateOf(body, 'sbCumInvoiceDate') ?? today;
-      return db.transaction().execute(async (trx) => {
+      return materialised(account, at, async (trx) => {
         const irm = await lockedIrm(trx, account, irmNumber, at);
         if (irm.irm_status === 'C') throw new HelperRefusal(409, `IRM ${irmNumber} is cancelled.`);
         if (parseDecimalString(irm.available_amount) < amount) {
@@ -138,7 +147,7 @@ export function createOutsideChanges(options: {
 
     async cancelEbrc(account, ebrcNumber) {
       const at = now();
-      return db.transaction().execute(async (trx) => {
+      return materialised(account, at, async (trx) => {
         const line = await trx
           .selectFrom('authority_sandbox.request_lines as line')
           .innerJoin('authority_sandbox.requests as request', 'request.request_id', 'line.request_id')
@@ -182,8 +191,7 @@ export function createOutsideChanges(options: {
       const available = columns.available_amount ?? formatCents(maxZero(parseDecimalString(remitted) - parseDecimalString(orm) - parseDecimalString(utilised)));
       const issued = columns.irm_issue_date ?? at.toISOString().slice(0, 10);
       const irmNumber = optionalText(body, 'irmNumber') ?? `BANK${account.iecCode}${String(at.getTime()).slice(-9)}`;
-      await materialiseIrms(account, at);
-      return db.transaction().execute(async (trx) => {
+      return materialised(account, at, async (trx) => {
         // Bank IRMs take the negative positions of the account's stream: the generator's own fill 0, 1, 2, ...
         await sql`select pg_advisory_xact_lock(hashtext(${`sandbox-bank-irms:${account.username}`}))`.execute(trx);
         const lowest = await trx
@@ -224,7 +232,7 @@ export function createOutsideChanges(options: {
     async amendIrm(account, irmNumber, body) {
       const at = now();
       const columns = irmColumns(body);
-      return db.transaction().execute(async (trx) => {
+      return materialised(account, at, async (trx) => {
         const irm = await lockedIrm(trx, account, irmNumber, at);
         if (irm.irm_status === 'C') throw new HelperRefusal(409, `IRM ${irmNumber} is cancelled.`);
         const amended = await trx
@@ -239,7 +247,7 @@ export function createOutsideChanges(options: {
 
     async cancelIrm(account, irmNumber) {
       const at = now();
-      return db.transaction().execute(async (trx) => {
+      return materialised(account, at, async (trx) => {
         await lockedIrm(trx, account, irmNumber, at);
         const cancelled = await trx
           .updateTable('authority_sandbox.irms')

@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'irm.received',
   'irm.updated',
   'ebrc.generated',
+  'ebrc.updated',
   'bulk_upload.completed',
   'webhook.test',
 ] as const;

@@ -15,9 +15,11 @@ export type CertificateData = {
     realisedValueFCC: string;
     currency: string;
   };
+  /** Where the register says it was generated. */
+  source: 'this_service' | 'elsewhere';
   /** Null when the IRM is not stored here. */
   irm: { remitterName: string; remitterCountry: string; purposeOfRemittance: string; irmIssueDate: string; remittanceDate: string } | null;
-  /** Null when the eBRC was not generated through this service. */
+  /** Null unless this customer's own request generated it. */
   request: {
     requestId: string;
     authorityAckId: string | null;
@@ -110,7 +112,9 @@ export async function renderCertificate(data: CertificateData): Promise<Buffer> 
   }
 
   section(doc, 'Generation request');
-  if (data.request === null) {
+  if (data.request === null && data.source === 'this_service') {
+    note(doc, "This eBRC was generated through ebrc-gateway, by another customer's request for the same exporter.");
+  } else if (data.request === null) {
     note(doc, 'The authority reports this eBRC, but it was not generated through ebrc-gateway: there is no request of ours behind it.');
   } else {
     const request = data.request;

@@ -1,14 +1,16 @@
+import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { EbrcSchema } from '../http/schemas.ts';
-import type { AuthorityEbrc } from '../authority/authority.ts';
 import { isoFromDdMMyyyy } from '../domain/dates.ts';
 import { centsToNumber, formatCents, parseDecimalString, parseMoney } from '../domain/money.ts';
 import { visibleStatus } from '../domain/request-state.ts';
 import { notFound } from '../errors.ts';
 import * as store from '../store/ebrcs.ts';
+import type { Schema } from '../store/schema.ts';
 import { asCustomer, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
 import type { CertificateData } from './ebrc-certificate.ts';
+import type { NewEvent } from './outbox.ts';
 import { dataPage, offsetOf } from './pages.ts';
 
 export type Ebrc = Static<typeof EbrcSchema>;
@@ -23,41 +25,47 @@ export type EbrcFilter = {
 
 export type EbrcPageQuery = EbrcFilter & { page: number; limit: number };
 
-/** An eBRC as merged from both sources, its amount still exact decimal text. */
-type MergedEbrc = AuthorityEbrc & { requestId: string | null };
-
-/** The status of an eBRC that only this service knows of yet: its line's status. */
-const GENERATED = 'GENERATED';
-
 /**
- * A page of the customer's eBRCs, newest first: those the authority reports for its IEC merged with those generated
- * here. The authority is asked on every call: when it fails, the call fails (502/504) rather than answer a list that
- * may lack eBRCs, with totals that would change once it is back.
+ * A page of the customer's eBRCs from the register (contract 13), newest first, after bringing the register up to date
+ * with what the authority reports for the page's filters (syncEbrcs): new eBRCs, cancellations. The authority is asked
+ * on every call: when it fails, the call fails (502/504) rather than answer a list that may lack eBRCs.
  */
 export async function listEbrcs(context: ServiceContext, platformId: string, customerId: string, query: EbrcPageQuery) {
   const customer = requireVerified(await requireCustomer(context.db, platformId, customerId));
-  const ebrcs = await mergedEbrcs(context, customer, query);
-  const offset = offsetOf(query);
-  return dataPage(ebrcs.slice(offset, offset + query.limit).map(toEbrc), ebrcs.length, query);
+  await syncEbrcs(context, customer, query);
+  const { rows, total } = await store.listRegistered(context.db, { customerId: customer.id, ...query, offset: offsetOf(query), limit: query.limit });
+  return dataPage(rows.map(toEbrc), total, query);
 }
 
-/** The one-page PDF summary of one of the customer's eBRCs; 404 when neither source knows the number for it. */
+/**
+ * The one-page PDF summary of one of the customer's eBRCs; 404 when the register has no such number for it after
+ * asking the authority. It says "generated through this service" exactly when the register's source is this_service,
+ * whichever customer's request made it; the request's details are shown for this customer's own requests.
+ */
 export async function ebrcCertificate(context: ServiceContext, platformId: string, customerId: string, ebrcNumber: string): Promise<Buffer> {
   const customer = requireVerified(await requireCustomer(context.db, platformId, customerId));
-  const local = await store.findLocalEbrc(context.db, customer.id, ebrcNumber);
-  // An eBRC made here is looked for on its day and invoice; another one among all of the IEC's.
-  const narrowed: EbrcFilter = local === undefined
-    ? {}
-    : { fromDate: local.ebrc_date, toDate: local.ebrc_date, sbCumInvoiceNumber: local.sb_cum_invoice_number };
-  const reported = await reportedEbrcs(context, customer, narrowed);
-  const ebrc = merge(local === undefined ? [] : [local], reported).find((candidate) => candidate.ebrcNumber === ebrcNumber);
+  const known = await store.findRegistered(context.db, customer.id, ebrcNumber);
+  // A registered eBRC is looked for on its day and invoice; another one among all of the IEC's.
+  await syncEbrcs(context, customer, known === undefined ? {} : { fromDate: known.ebrc_date, toDate: known.ebrc_date, sbCumInvoiceNumber: known.sb_cum_invoice_number });
+  const ebrc = await store.findRegistered(context.db, customer.id, ebrcNumber);
   if (ebrc === undefined) throw notFound(`eBRC ${ebrcNumber} of platform customer ${customer.id}`);
-  const irm = await store.findEbrcIrm(context.db, customer.id, ebrc.irmNumber);
+  const local = ebrc.request_id === null ? undefined : await store.findLocalEbrc(context.db, customer.id, ebrcNumber);
+  const irm = await store.findEbrcIrm(context.db, customer.id, ebrc.irm_number);
   // Loaded on the first PDF only: pdfkit costs ~135 ms of start-up that most processes never need.
   const { renderCertificate } = await import('./ebrc-certificate.ts');
   return renderCertificate({
     exporter: { name: customer.name, companyName: customer.company_name, iecCode: customer.iec_code },
-    ebrc,
+    ebrc: {
+      ebrcNumber: ebrc.ebrc_number,
+      ebrcDate: ebrc.ebrc_date,
+      status: ebrc.status,
+      irmNumber: ebrc.irm_number,
+      sbCumInvoiceNumber: ebrc.sb_cum_invoice_number,
+      sbCumInvoiceDate: ebrc.sb_cum_invoice_date,
+      realisedValueFCC: ebrc.realised_value_fcc,
+      currency: ebrc.currency,
+    },
+    source: ebrc.source,
     irm: irm === undefined ? null : {
       remitterName: irm.remitter_name,
       remitterCountry: irm.remitter_country,
@@ -70,17 +78,32 @@ export async function ebrcCertificate(context: ServiceContext, platformId: strin
   });
 }
 
-async function mergedEbrcs(context: ServiceContext, customer: VerifiedCustomer, filter: EbrcFilter): Promise<MergedEbrc[]> {
-  const [local, reported] = await Promise.all([
-    store.listLocalEbrcs(context.db, { customerId: customer.id, ...filter }),
-    reportedEbrcs(context, customer, filter),
-  ]);
-  return merge(local, reported).filter((ebrc) => matches(ebrc, filter)).sort(newestFirst);
+/** What bringing the register up to date found: eBRCs it did not hold, and eBRCs that became cancelled. */
+export type EbrcSyncOutcome = { discovered: number; cancelled: number };
+
+/** The register's status for the authority's word: cancelled for CANCELLED (any case or spelling), else generated. */
+function registerStatus(word: string): RegisteredEbrc['status'] {
+  return /^cancel/i.test(word.trim()) ? 'cancelled' : 'generated';
 }
 
-/** What the authority reports; it has no IRM filter, so that one is applied with the others after the merge. */
-function reportedEbrcs(context: ServiceContext, customer: VerifiedCustomer, filter: EbrcFilter): Promise<AuthorityEbrc[]> {
-  return asCustomer(context, customer, (credentials) =>
+type RegisteredEbrc = store.RegisteredEbrcRow;
+
+const COMPARED_FIELDS = ['ebrcDate', 'irmNumber', 'sbCumInvoiceNumber', 'sbCumInvoiceDate', 'realisedValueFCC', 'currency', 'iecCode', 'status'] as const satisfies readonly (keyof Ebrc)[];
+
+function ebrcChanges(before: Ebrc | null, after: Ebrc): { field: string; from: unknown; to: unknown }[] {
+  if (before === null) return [{ field: 'status', from: null, to: after.status }];
+  return COMPARED_FIELDS.filter((field) => before[field] !== after[field]).map((field) => ({ field, from: before[field], to: after[field] }));
+}
+
+/**
+ * Brings the customer's register up to date with the authority's fetchEBRCDetails for these filters (contract 13), a
+ * batch at a time, each in one transaction with its events: an eBRC it did not hold is added (source this_service when
+ * a request of this service generated it, else elsewhere) and one whose values changed (a cancellation at the portal
+ * or by the bank) is updated; each raises ebrc.updated with its changes, except this customer's own eBRCs, which
+ * ebrc.generated announced. eBRCs the authority no longer lists are kept as they are.
+ */
+export async function syncEbrcs(context: ServiceContext, customer: VerifiedCustomer, filter: EbrcFilter): Promise<EbrcSyncOutcome> {
+  const reported = await asCustomer(context, customer, (credentials) =>
     context.authority.fetchEbrcs(credentials, {
       iecCode: customer.iec_code,
       fromDate: filter.fromDate,
@@ -88,54 +111,90 @@ function reportedEbrcs(context: ServiceContext, customer: VerifiedCustomer, filt
       sbCumInvoiceNumber: filter.sbCumInvoiceNumber,
     }),
   );
-}
-
-/** One entry per eBRC number: the authority's record where it has one, with the requestId of the line made here. */
-function merge(local: readonly store.LocalEbrcRow[], reported: readonly AuthorityEbrc[]): MergedEbrc[] {
-  const byNumber = new Map<string, MergedEbrc>(local.map((row) => [row.ebrc_number, fromLocal(row)]));
-  for (const ebrc of reported) {
-    byNumber.set(ebrc.ebrcNumber, { ...ebrc, requestId: byNumber.get(ebrc.ebrcNumber)?.requestId ?? null });
+  const unique = [...new Map(reported.map((ebrc) => [ebrc.ebrcNumber, ebrc])).values()];
+  const outcome: EbrcSyncOutcome = { discovered: 0, cancelled: 0 };
+  let events = 0;
+  for (let start = 0; start < unique.length; start += store.REGISTER_BATCH) {
+    const batch = unique.slice(start, start + store.REGISTER_BATCH);
+    events += await context.db.transaction().execute(async (tx) => {
+      const numbers = batch.map((ebrc) => ebrc.ebrcNumber);
+      const held = new Map((await store.lockRegistered(tx, customer.id, numbers)).map((row) => [row.ebrc_number, row]));
+      const made = await store.madeHere(tx, customer.id, numbers.filter((number) => !held.has(number)));
+      const fresh: store.RegisterValues[] = [];
+      const changed: (store.RegisterValues & { id: string })[] = [];
+      for (const ebrc of batch) {
+        const row = held.get(ebrc.ebrcNumber);
+        const values: store.RegisterValues = {
+          ebrc_number: ebrc.ebrcNumber,
+          ebrc_date: ebrc.ebrcDate,
+          irm_number: ebrc.irmNumber,
+          sb_cum_invoice_number: ebrc.sbCumInvoiceNumber,
+          sb_cum_invoice_date: ebrc.sbCumInvoiceDate,
+          realised_value_fcc: ebrc.realisedValueFCC,
+          currency: ebrc.currency,
+          iec_code: ebrc.iecCode,
+          status: registerStatus(ebrc.status),
+          source: row?.source ?? (made.has(ebrc.ebrcNumber) ? 'this_service' : 'elsewhere'),
+          request_id: row === undefined ? (made.get(ebrc.ebrcNumber) ?? null) : row.request_id,
+        };
+        if (row === undefined) fresh.push(values);
+        else if (ebrcChanges(toEbrc(row), toEbrc({ ...row, ...values })).length > 0) changed.push({ ...values, id: row.id });
+      }
+      const owner = { platformId: customer.platform_id, platformCustomerId: customer.id };
+      const inserted = await store.insertRegistered(tx, { platformId: customer.platform_id, customerId: customer.id }, fresh);
+      const updated = await store.updateRegistered(tx, changed);
+      const news: NewEvent[] = [
+        // This customer's own eBRCs were announced by ebrc.generated (normally registered by then, see registerOwnEbrcs).
+        ...inserted.filter((row) => row.request_id === null).map((row) => ({ ...owner, type: 'ebrc.updated' as const, data: { ...toEbrc(row), changes: ebrcChanges(null, toEbrc(row)) } })),
+        ...updated.map((row) => ({ ...owner, type: 'ebrc.updated' as const, data: { ...toEbrc(row), changes: ebrcChanges(toEbrc(held.get(row.ebrc_number)!), toEbrc(row)) } })),
+      ];
+      await context.outbox.record(tx, news);
+      outcome.discovered += inserted.filter((row) => row.request_id === null).length;
+      outcome.cancelled += updated.filter((row) => row.status === 'cancelled' && held.get(row.ebrc_number)?.status !== 'cancelled').length;
+      return news.length;
+    });
   }
-  return [...byNumber.values()];
+  if (events > 0) context.outbox.committed();
+  return outcome;
 }
 
-function fromLocal(row: store.LocalEbrcRow): MergedEbrc {
+/**
+ * Registers the eBRCs a request of this customer generated, in the transaction that records them (the lifecycle's
+ * finish): source this_service with the requestId, also over an entry a sync made a moment before as elsewhere.
+ */
+export async function registerOwnEbrcs(tx: Kysely<Schema>, owner: { platformId: string; customerId: string }, rows: readonly store.LocalEbrcRow[]): Promise<Ebrc[]> {
+  const registered = await store.registerGenerated(tx, owner, rows.map((row) => ({
+    ebrc_number: row.ebrc_number,
+    ebrc_date: row.ebrc_date,
+    irm_number: row.irm_number,
+    sb_cum_invoice_number: row.sb_cum_invoice_number,
+    sb_cum_invoice_date: isoDateOfLine(row.sb_cum_invoice_date),
+    realised_value_fcc: row.mapped_amount,
+    currency: row.currency,
+    iec_code: row.iec_number,
+    request_id: row.request_id,
+    source: 'this_service',
+    status: 'generated',
+  })));
+  const byNumber = new Map(registered.map((row) => [row.ebrc_number, toEbrc(row)]));
+  return rows.map((row) => byNumber.get(row.ebrc_number)!);
+}
+
+/** An eBRC of the register as the API shows it (the list, and the ebrc.* events). */
+export function toEbrc(row: store.RegisteredEbrcRow): Ebrc {
   return {
     ebrcNumber: row.ebrc_number,
     ebrcDate: row.ebrc_date,
     irmNumber: row.irm_number,
     sbCumInvoiceNumber: row.sb_cum_invoice_number,
-    sbCumInvoiceDate: isoDateOfLine(row.sb_cum_invoice_date),
-    realisedValueFCC: row.mapped_amount,
+    sbCumInvoiceDate: row.sb_cum_invoice_date,
+    realisedValueFCC: centsToNumber(parseDecimalString(row.realised_value_fcc)),
     currency: row.currency,
-    iecCode: row.iec_number,
+    iecCode: row.iec_code,
     requestId: row.request_id,
-    status: GENERATED,
+    source: row.source,
+    status: row.status,
   };
-}
-
-/** Every filter, whichever source an entry came from (the authority may not apply all of them, nor exactly). */
-function matches(ebrc: MergedEbrc, filter: EbrcFilter): boolean {
-  return (filter.fromDate === undefined || ebrc.ebrcDate >= filter.fromDate)
-    && (filter.toDate === undefined || ebrc.ebrcDate <= filter.toDate)
-    && (filter.irmNumber === undefined || ebrc.irmNumber === filter.irmNumber)
-    && (filter.sbCumInvoiceNumber === undefined || ebrc.sbCumInvoiceNumber === filter.sbCumInvoiceNumber);
-}
-
-/** ebrcDate newest first, then ebrcNumber, as the IRMs are ordered by date and number. */
-function newestFirst(a: MergedEbrc, b: MergedEbrc): number {
-  if (a.ebrcDate !== b.ebrcDate) return a.ebrcDate > b.ebrcDate ? -1 : 1;
-  if (a.ebrcNumber === b.ebrcNumber) return 0;
-  return a.ebrcNumber < b.ebrcNumber ? -1 : 1;
-}
-
-/** An eBRC generated here, as the API shows it (the list, and the ebrc.generated event). */
-export function localEbrc(row: store.LocalEbrcRow): Ebrc {
-  return toEbrc(fromLocal(row));
-}
-
-function toEbrc(ebrc: MergedEbrc): Ebrc {
-  return { ...ebrc, realisedValueFCC: centsToNumber(parseDecimalString(ebrc.realisedValueFCC)) };
 }
 
 function requestOf(local: store.LocalEbrcDetail): NonNullable<CertificateData['request']> {

@@ -1,5 +1,6 @@
-import { sql, type Kysely } from 'kysely';
-import type { Schema } from './schema.ts';
+import { randomUUID } from 'node:crypto';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import type { EbrcsTable, Schema } from './schema.ts';
 
 /** An eBRC generated through this service: a GENERATED line of one of the customer's requests. */
 export type LocalEbrcRow = {
@@ -28,7 +29,7 @@ export type LocalEbrcDetail = LocalEbrcRow & {
   payload: Record<string, unknown>;
 };
 
-export type LocalEbrcFilter = {
+export type EbrcRegisterFilter = {
   customerId: string;
   /** YYYY-MM-DD, inclusive, on the eBRC date. */
   fromDate?: string | undefined;
@@ -67,16 +68,6 @@ function generatedLines(db: Kysely<Schema>, of: { customerId: string } | { reque
     .$narrowType<{ ebrc_number: string; ebrc_date: string }>();
 }
 
-/** The customer's eBRCs generated through this service, in no particular order. */
-export async function listLocalEbrcs(db: Kysely<Schema>, filter: LocalEbrcFilter): Promise<LocalEbrcRow[]> {
-  let select = generatedLines(db, { customerId: filter.customerId });
-  if (filter.fromDate) select = select.where('line.ebrc_date', '>=', filter.fromDate);
-  if (filter.toDate) select = select.where('line.ebrc_date', '<=', filter.toDate);
-  if (filter.irmNumber) select = select.where('line.irm_number', '=', filter.irmNumber);
-  if (filter.sbCumInvoiceNumber) select = select.where('line.sb_cum_invoice_number', '=', filter.sbCumInvoiceNumber);
-  return select.execute();
-}
-
 /** The eBRCs one request generated (its GENERATED lines), in line order. */
 export async function ebrcsOfRequest(db: Kysely<Schema>, requestId: string): Promise<LocalEbrcRow[]> {
   return generatedLines(db, { requestId }).orderBy('line.line_index').execute();
@@ -105,4 +96,114 @@ export async function findEbrcIrm(db: Kysely<Schema>, customerId: string, irmNum
     .where('platform_customer_id', '=', customerId)
     .where('irm_number', '=', irmNumber)
     .executeTakeFirst();
+}
+
+export type RegisteredEbrcRow = Selectable<EbrcsTable>;
+
+/** An eBRC's values in the register, all but its identity and times. */
+export type RegisterValues = Omit<Insertable<EbrcsTable>, 'id' | 'platform_id' | 'platform_customer_id' | 'created_at' | 'updated_at'>;
+
+/** How many eBRCs one register statement takes. */
+export const REGISTER_BATCH = 500;
+
+/** The customer's registered eBRCs of these numbers, locked until the transaction ends. */
+export async function lockRegistered(db: Kysely<Schema>, customerId: string, ebrcNumbers: readonly string[]): Promise<RegisteredEbrcRow[]> {
+  if (ebrcNumbers.length === 0) return [];
+  return db
+    .selectFrom('ebrcs')
+    .selectAll()
+    .where('platform_customer_id', '=', customerId)
+    .where('ebrc_number', 'in', [...ebrcNumbers])
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+/** Adds eBRCs to the customer's register; one already there (another process's) is left as it is. Returns those added. */
+export async function insertRegistered(
+  db: Kysely<Schema>,
+  owner: { platformId: string; customerId: string },
+  ebrcs: readonly RegisterValues[],
+): Promise<RegisteredEbrcRow[]> {
+  if (ebrcs.length === 0) return [];
+  return db
+    .insertInto('ebrcs')
+    .values(ebrcs.map((ebrc) => ({ ...ebrc, id: randomUUID(), platform_id: owner.platformId, platform_customer_id: owner.customerId })))
+    .onConflict((oc) => oc.columns(['platform_customer_id', 'ebrc_number']).doNothing())
+    .returningAll()
+    .execute();
+}
+
+/** Rewrites registered eBRCs with the authority's latest values; the source and requestId stay as registered. */
+export async function updateRegistered(db: Kysely<Schema>, ebrcs: readonly (RegisterValues & { id: string })[]): Promise<RegisteredEbrcRow[]> {
+  if (ebrcs.length === 0) return [];
+  const rows = JSON.stringify(ebrcs);
+  const { rows: updated } = await sql<RegisteredEbrcRow>`
+    update ebrcs set
+      ebrc_date = n.ebrc_date, irm_number = n.irm_number, sb_cum_invoice_number = n.sb_cum_invoice_number,
+      sb_cum_invoice_date = n.sb_cum_invoice_date, realised_value_fcc = n.realised_value_fcc, currency = n.currency,
+      iec_code = n.iec_code, status = n.status, updated_at = now()
+    from jsonb_to_recordset(${rows}::jsonb) as n(
+      id uuid, ebrc_date date, irm_number text, sb_cum_invoice_number text, sb_cum_invoice_date date,
+      realised_value_fcc numeric, currency text, iec_code text, status text)
+    where ebrcs.id = n.id
+    returning ebrcs.*`.execute(db);
+  return updated;
+}
+
+/**
+ * Which of these eBRC numbers a request of this service generated (any customer's), with the requestId when the
+ * request is this customer's. One index probe per number (genebrc_request_lines.ebrc_number is unique).
+ */
+export async function madeHere(db: Kysely<Schema>, customerId: string, ebrcNumbers: readonly string[]): Promise<Map<string, string | null>> {
+  if (ebrcNumbers.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('genebrc_request_lines as line')
+    .innerJoin('genebrc_requests as request', 'request.id', 'line.request_id')
+    .select(['line.ebrc_number', 'request.request_id', 'request.platform_customer_id'])
+    .where('line.ebrc_number', 'in', [...ebrcNumbers])
+    .execute();
+  return new Map(rows.map((row) => [row.ebrc_number!, row.platform_customer_id === customerId ? row.request_id : null]));
+}
+
+/** A page of the customer's register, newest eBRC date first, then eBRC number; and how many match. */
+export async function listRegistered(db: Kysely<Schema>, filter: EbrcRegisterFilter & { offset: number; limit: number }): Promise<{ rows: RegisteredEbrcRow[]; total: number }> {
+  let matching = db.selectFrom('ebrcs').where('platform_customer_id', '=', filter.customerId);
+  if (filter.fromDate) matching = matching.where('ebrc_date', '>=', filter.fromDate);
+  if (filter.toDate) matching = matching.where('ebrc_date', '<=', filter.toDate);
+  if (filter.irmNumber) matching = matching.where('irm_number', '=', filter.irmNumber);
+  if (filter.sbCumInvoiceNumber) matching = matching.where('sb_cum_invoice_number', '=', filter.sbCumInvoiceNumber);
+  const [rows, counted] = await Promise.all([
+    matching.selectAll().orderBy('ebrc_date', 'desc').orderBy('ebrc_number').offset(filter.offset).limit(filter.limit).execute(),
+    matching.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(counted.total) };
+}
+
+export async function findRegistered(db: Kysely<Schema>, customerId: string, ebrcNumber: string): Promise<RegisteredEbrcRow | undefined> {
+  return db.selectFrom('ebrcs').selectAll().where('platform_customer_id', '=', customerId).where('ebrc_number', '=', ebrcNumber).executeTakeFirst();
+}
+
+/**
+ * Registers eBRCs a request of this customer generated: source this_service with the requestId, also over an entry
+ * already there (a sync may have found it at the authority a moment before the request was finished here).
+ */
+export async function registerGenerated(
+  db: Kysely<Schema>,
+  owner: { platformId: string; customerId: string },
+  ebrcs: readonly RegisterValues[],
+): Promise<RegisteredEbrcRow[]> {
+  if (ebrcs.length === 0) return [];
+  return db
+    .insertInto('ebrcs')
+    .values(ebrcs.map((ebrc) => ({ ...ebrc, id: randomUUID(), platform_id: owner.platformId, platform_customer_id: owner.customerId })))
+    .onConflict((oc) =>
+      oc.columns(['platform_customer_id', 'ebrc_number']).doUpdateSet((eb) => ({
+        source: eb.ref('excluded.source'),
+        request_id: eb.ref('excluded.request_id'),
+        updated_at: sql<Date>`now()`,
+      })),
+    )
+    .returningAll()
+    .execute();
 }

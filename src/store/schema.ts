@@ -77,6 +77,26 @@ export type IrmsTable = {
   updated_at: Timestamp;
 };
 
+/** The eBRC register (migration 0016). */
+export type EbrcsTable = {
+  id: string;
+  platform_id: string;
+  platform_customer_id: string;
+  ebrc_number: string;
+  ebrc_date: string;
+  irm_number: string;
+  sb_cum_invoice_number: string;
+  sb_cum_invoice_date: string;
+  realised_value_fcc: Numeric;
+  currency: string;
+  iec_code: string;
+  request_id: string | null;
+  source: 'this_service' | 'elsewhere';
+  status: 'generated' | 'cancelled';
+  created_at: Timestamp;
+  updated_at: Timestamp;
+};
+
 export type IrmDayCountsTable = {
   platform_customer_id: string;
   irm_issue_date: string;
@@ -261,6 +281,7 @@ export type Schema = {
   api_keys: ApiKeysTable;
   platform_customers: PlatformCustomersTable;
   irms: IrmsTable;
+  ebrcs: EbrcsTable;
   irm_day_counts: IrmDayCountsTable;
   irm_customer_counts: IrmCustomerCountsTable;
   genebrc_requests: GenebrcRequestsTable;

@@ -132,13 +132,14 @@ describeEachBackend(
         currency: a.remittanceFCC,
         iecCode: DEMO_IEC,
         requestId,
-        status: 'GENERATED',
+        source: 'this_service',
+        status: 'generated',
       });
       assert.equal((byNumber.get(ebrcNumbers[1]) as any).realisedValueFCC, 12.5);
       assert.equal((byNumber.get(ebrcNumbers[1]) as any).irmNumber, b.irmNumber);
       assert.equal((byNumber.get(ebrcNumbers[2]) as any).realisedValueFCC, 7.05);
       assert.equal((byNumber.get(ebrcNumbers[2]) as any).irmNumber, c.irmNumber);
-      assert.deepEqual(byNumber.get(MADE_ELSEWHERE.ebrcNumber), { ...MADE_ELSEWHERE, realisedValueFCC: 1234567.89, requestId: null });
+      assert.deepEqual(byNumber.get(MADE_ELSEWHERE.ebrcNumber), { ...MADE_ELSEWHERE, realisedValueFCC: 1234567.89, requestId: null, source: 'elsewhere', status: 'generated' });
     });
 
     test('filters on ebrcDate, IRM and invoice, and pages with the IRMs’ envelope', async () => {
@@ -198,7 +199,7 @@ describeEachBackend(
       expectProblem(await h.request('GET', certificateUrl(customerId, 'EBRC202501150000900002')), 404, 'not_found');
     });
 
-    test('security: another platform’s customer is 404; the same IEC under another platform shows no requestId of ours', async () => {
+    test('security: another platform’s customer is 404; the same IEC under another platform shows no requestId of ours, but that the eBRC was made here', async () => {
       const { customerId, ebrcNumbers } = await pushedOnce();
       const other = { key: h.platformB.apiKey };
       expectProblem(await h.request('GET', ebrcsUrl(customerId), other), 404, 'not_found');
@@ -216,9 +217,16 @@ describeEachBackend(
       const seen = await h.request('GET', ebrcsUrl(created.body.id), other);
       assert.equal(seen.body.meta.total, 4);
       assert.ok(seen.body.data.every((ebrc: any) => ebrc.requestId === null), seen.text);
+      assert.deepEqual(
+        seen.body.data.map((ebrc: any) => ebrc.source),
+        ['this_service', 'this_service', 'this_service', 'elsewhere'],
+        'made through this service, whichever customer pushed it',
+      );
       const pdf = await fetchPdf(h, certificateUrl(created.body.id, ebrcNumbers[0]!), h.platformB.apiKey);
       assert.equal(pdf.status, 200);
-      assert.ok(pageText(pdf.bytes).includes('it was not generated through ebrc-gateway'));
+      const text = pageText(pdf.bytes);
+      assert.ok(text.includes("generated through ebrc-gateway, by another customer's request"), text);
+      assert.ok(!text.includes('not generated through ebrc-gateway'), text);
     });
 
     test('malformed queries are 400; an unverified or unknown customer is 409 or 404', async () => {

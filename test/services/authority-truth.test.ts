@@ -138,6 +138,45 @@ describeEachBackend(
       assert.equal((await eventsOf(h, customer, 'irm.updated')).filter((e) => e.data.irmNumber === irm.irmNumber).length, 2);
     });
 
+    test('the eBRC register: an eBRC made on the portal is listed from elsewhere, one cancelled there is cancelled, each with ebrc.updated', async () => {
+      const customer = await verifiedCustomer(h, 'truth-ebrcs@example.com');
+      const [own, other] = await usableIrms(h, customer, 2);
+      const pushed = await h.request('POST', PUSH, { body: pushBody(customer, [lineFor(own, 1, 30)]) });
+      assert.equal(pushed.body.ackStatus, 'Validated', pushed.text);
+      const status = await h.request('POST', '/api/v1/genebrc/status', { body: { platformCustomerId: customer, requestId: pushed.body.requestId } });
+      assert.equal(status.body.status, 'PROCESSED', status.text);
+      const ownNumber = status.body.ebrcBulkGenStatusList[0].ebrcNumber;
+      const portal = await portalEbrc(h, other.irmNumber, 40);
+
+      const list = async () => {
+        const answer = await h.request('GET', `/api/v1/platform-customers/${customer}/ebrcs`, { query: { limit: 100 } });
+        assert.equal(answer.status, 200, answer.text);
+        return new Map<string, any>(answer.body.data.map((ebrc: any) => [ebrc.ebrcNumber, ebrc]));
+      };
+      let listed = await list();
+      assert.deepEqual(
+        [listed.get(ownNumber)?.source, listed.get(ownNumber)?.status, listed.get(ownNumber)?.requestId],
+        ['this_service', 'generated', pushed.body.requestId],
+      );
+      assert.deepEqual(
+        [listed.get(portal.ebrcNumber)?.source, listed.get(portal.ebrcNumber)?.status, listed.get(portal.ebrcNumber)?.requestId, listed.get(portal.ebrcNumber)?.realisedValueFCC],
+        ['elsewhere', 'generated', null, 40],
+      );
+
+      await cancelEbrcAtPortal(h, ownNumber);
+      listed = await list();
+      assert.equal(listed.get(ownNumber)?.status, 'cancelled');
+      const updates = await eventsOf(h, customer, 'ebrc.updated');
+      assert.deepEqual(
+        updates.map((event) => [event.data.ebrcNumber, event.data.changes]).reverse(),
+        [
+          [portal.ebrcNumber, [{ field: 'status', from: null, to: 'generated' }]],
+          [ownNumber, [{ field: 'status', from: 'generated', to: 'cancelled' }]],
+        ],
+      );
+      assert.equal((await eventsOf(h, customer, 'ebrc.generated')).length, 1, 'its own eBRC was announced once, by ebrc.generated');
+    });
+
     test('a pull leaves what this service holds and the authority has not acknowledged (a push held for reconciliation) reserved', async () => {
       const customer = await verifiedCustomer(h, 'truth-held@example.com');
       const [irm] = await usableIrms(h, customer, 1);

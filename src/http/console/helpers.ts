@@ -61,12 +61,14 @@ function tone(status: string): 'good' | 'bad' | 'warn' | 'neutral' {
   switch (status) {
     case 'PROCESSED':
     case 'GENERATED':
+    case 'generated':
     case 'valid':
     case 'succeeded':
     case 'enabled':
       return 'good';
     case 'FAILED':
     case 'ERRORED':
+    case 'cancelled':
     case 'invalid':
     case 'failed':
     case 'disabled':

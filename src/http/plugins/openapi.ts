@@ -54,6 +54,16 @@ const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` })
 /** The status operation's answer, as the genebrc.request.* events carry it (StatusSchema has no $id of its own). */
 const STATUS_COMPONENT = 'GenEbrcRequestStatus';
 
+/** What an *.updated event's `changes` holds: each changed field, its value before and now. */
+const CHANGES = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['field', 'from', 'to'],
+    properties: { field: { type: 'string' }, from: { description: 'The value before (null for a new entry)' }, to: { description: 'The value now' } },
+  },
+};
+
 const requestEvent = (summary: string, when: string): CatalogueEntry => ({
   summary,
   description: `${when} \`data\` is the request as \`POST /api/v1/genebrc/status\` answers it.`,
@@ -115,16 +125,7 @@ const CATALOGUE: Readonly<Record<EventType, CatalogueEntry>> = {
         {
           type: 'object',
           required: ['changes'],
-          properties: {
-            changes: {
-              type: 'array',
-              items: {
-                type: 'object',
-                required: ['field', 'from', 'to'],
-                properties: { field: { type: 'string' }, from: {}, to: {} },
-              },
-            },
-          },
+          properties: { changes: CHANGES },
         },
       ],
     },
@@ -135,6 +136,24 @@ const CATALOGUE: Readonly<Record<EventType, CatalogueEntry>> = {
       "One per eBRC a request generated, committed with the request's `genebrc.request.processed` or " +
       '`genebrc.request.partially_processed` event. `data` is the eBRC as the eBRC list shows it.',
     data: ref('Ebrc'),
+  },
+  'ebrc.updated': {
+    summary: 'An eBRC changed at the authority, or was found there',
+    description:
+      "The eBRC register follows the authority's fetchEBRCDetails: an eBRC the customer's register did not hold (made on the " +
+      'portal, by another platform, or by another customer\'s request here: `changes` is `[{field: "status", from: null, to}]`), ' +
+      'or one whose values changed (a cancellation on the portal or by the bank: `status` to `cancelled`). `data` is the ' +
+      'eBRC as the eBRC list shows it, with `changes: [{field, from, to}]`.',
+    data: {
+      allOf: [
+        ref('Ebrc'),
+        {
+          type: 'object',
+          required: ['changes'],
+          properties: { changes: CHANGES },
+        },
+      ],
+    },
   },
   'bulk_upload.completed': {
     summary: 'A spreadsheet upload finished',

@@ -4,11 +4,11 @@ import type { ErrorDetail } from '../../domain/push-rules.ts';
 import { assertTransition, finalStatusFor, type RequestStatus, type StoredRequestStatus } from '../../domain/request-state.ts';
 import type { EventType } from '../../domain/events.ts';
 import type { RequestScheduler } from '../../jobs/scheduler.ts';
-import { ebrcsOfRequest } from '../../store/ebrcs.ts';
+import { ebrcsOfRequest, type LocalEbrcRow } from '../../store/ebrcs.ts';
 import * as store from '../../store/requests.ts';
 import type { Schema } from '../../store/schema.ts';
 import type { CommitLink } from '../context.ts';
-import { localEbrc } from '../ebrcs.ts';
+import { registerOwnEbrcs } from '../ebrcs.ts';
 import type { EventOutbox, NewEvent } from '../outbox.ts';
 import { statusView, type RequestStatusView } from './views.ts';
 
@@ -133,12 +133,14 @@ export class RequestLifecycle {
   }
 
   /** The request's event (its status view as data) and one per eBRC it generated, written last in the transaction. */
-  async #record(tx: Kysely<Schema>, request: store.ListedRequest, ebrcs: readonly Parameters<typeof localEbrc>[0][]): Promise<RequestStatusView> {
+  async #record(tx: Kysely<Schema>, request: store.ListedRequest, ebrcs: readonly LocalEbrcRow[]): Promise<RequestStatusView> {
     const view = statusView(request);
     const owner = { platformId: request.platform_id, platformCustomerId: request.platform_customer_id };
+    // The eBRCs join the customer's register (contract 13) in this transaction, as their event does.
+    const registered = await registerOwnEbrcs(tx, { platformId: request.platform_id, customerId: request.platform_customer_id }, ebrcs);
     const events: NewEvent[] = [
       { ...owner, type: EVENT_OF_STATUS[view.status], data: view },
-      ...ebrcs.map((ebrc) => ({ ...owner, type: 'ebrc.generated' as const, data: localEbrc(ebrc) })),
+      ...registered.map((ebrc) => ({ ...owner, type: 'ebrc.generated' as const, data: ebrc })),
     ];
     await this.#outbox.record(tx, events);
     return view;

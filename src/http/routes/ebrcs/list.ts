@@ -13,9 +13,11 @@ export function listEbrcsRoute(app: Api, deps: Deps): void {
         operationId: 'listEbrcs',
         summary: "List the customer's eBRCs",
         description:
-          'The eBRCs generated through this service merged with those the authority reports for the customer\'s IEC ' +
-          '(an eBRC appears once; `requestId` is null for one generated elsewhere), newest `ebrcDate` first, then by ' +
+          "The customer's eBRC register: the eBRCs generated through this service and those the authority reports for " +
+          "the customer's IEC, each once, with `source` (`this_service` | `elsewhere`) and `status` (`generated` | " +
+          "`cancelled`); `requestId` is null unless this customer's request made it. Newest `ebrcDate` first, then by " +
           '`ebrcNumber`. `fromDate` and `toDate` filter `ebrcDate`, inclusive. The authority is asked on every call: ' +
+          'the register is brought up to date with it (new eBRCs, cancellations: `ebrc.updated`) before the page is read; ' +
           'the customer must have validated credentials (409), and when the authority is down or slow the answer is ' +
           '502 or 504, never a list that may lack eBRCs. eBRCs generated here stay visible meanwhile in the request list ' +
           'and the status operation.',
