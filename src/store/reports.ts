@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Schema } from './schema.ts';
 
 /** One eBRC of a customer's register, with the request line and the IRM the report shows beside it. */
@@ -8,7 +8,7 @@ export type RegisterReportRow = {
   ebrc_date: string;
   irm_number: string;
   sb_cum_invoice_number: string;
-  /** YYYY-MM-DD, or ddMMyyyy as a request line stores it. */
+  /** YYYY-MM-DD */
   sb_cum_invoice_date: string;
   realised_value_fcc: string;
   /** The IRM's currency: the realised value is in it. */
@@ -56,16 +56,16 @@ export async function* registerInListOrder(
   let after: { date: string; number: string } | undefined;
   for (;;) {
     let query = registered(db, customerId);
-    if (period.fromDate) query = query.where('line.ebrc_date', '>=', period.fromDate);
-    if (period.toDate) query = query.where('line.ebrc_date', '<=', period.toDate);
+    if (period.fromDate) query = query.where('ebrc.ebrc_date', '>=', period.fromDate);
+    if (period.toDate) query = query.where('ebrc.ebrc_date', '<=', period.toDate);
     if (after) {
       const { date, number } = after;
       // The order mixes directions, so no row comparison: a bound on the date, then the rest of that date.
       query = query
-        .where('line.ebrc_date', '<=', date)
-        .where((eb) => eb.or([eb('line.ebrc_date', '<', date), eb('line.ebrc_number', '>', number)]));
+        .where('ebrc.ebrc_date', '<=', date)
+        .where((eb) => eb.or([eb('ebrc.ebrc_date', '<', date), eb('ebrc.ebrc_number', '>', number)]));
     }
-    const batch = await query.orderBy('line.ebrc_date', 'desc').orderBy('line.ebrc_number', 'asc').limit(batchSize).execute();
+    const batch = await query.orderBy('ebrc.ebrc_date', 'desc').orderBy('ebrc.ebrc_number', 'asc').limit(batchSize).execute();
     yield* batch;
     if (batch.length < batchSize) return;
     const last = batch[batch.length - 1]!;
@@ -73,27 +73,34 @@ export async function* registerInListOrder(
   }
 }
 
-/** The register as the store holds it: the eBRCs this customer's requests generated. */
+/**
+ * The customer's register (migration 0016) with, for an eBRC one of its requests generated, that request's line (by
+ * the request's unique requestId and the line's unique eBRC number), and the IRM when it is stored.
+ */
 function registered(db: Kysely<Schema>, customerId: string) {
   return db
-    .selectFrom('genebrc_request_lines as line')
-    .innerJoin('genebrc_requests as request', 'request.id', 'line.request_id')
-    .leftJoin('irms as irm', (join) =>
-      join.onRef('irm.platform_customer_id', '=', 'request.platform_customer_id').onRef('irm.irm_number', '=', 'line.irm_number'),
+    .selectFrom('ebrcs as ebrc')
+    .leftJoin('genebrc_requests as request', (join) =>
+      join.onRef('request.request_id', '=', 'ebrc.request_id').onRef('request.platform_customer_id', '=', 'ebrc.platform_customer_id'),
     )
-    .where('request.platform_customer_id', '=', customerId)
-    .where('line.status', '=', 'GENERATED')
+    .leftJoin('genebrc_request_lines as line', (join) =>
+      join.onRef('line.request_id', '=', 'request.id').onRef('line.ebrc_number', '=', 'ebrc.ebrc_number'),
+    )
+    .leftJoin('irms as irm', (join) =>
+      join.onRef('irm.platform_customer_id', '=', 'ebrc.platform_customer_id').onRef('irm.irm_number', '=', 'ebrc.irm_number'),
+    )
+    .where('ebrc.platform_customer_id', '=', customerId)
     .select([
-      'line.ebrc_number',
-      'line.ebrc_date',
-      'line.irm_number',
-      'line.sb_cum_invoice_number',
-      sql<string>`line.payload->>'sbCumInvoiceDate'`.as('sb_cum_invoice_date'),
-      'line.mapped_amount as realised_value_fcc',
-      sql<string>`line.payload->>'irmFCC'`.as('currency'),
-      sql<'generated'>`'generated'`.as('status'),
-      sql<'this_service'>`'this_service'`.as('source'),
-      'request.request_id',
+      'ebrc.ebrc_number',
+      'ebrc.ebrc_date',
+      'ebrc.irm_number',
+      'ebrc.sb_cum_invoice_number',
+      'ebrc.sb_cum_invoice_date',
+      'ebrc.realised_value_fcc',
+      'ebrc.currency',
+      'ebrc.status',
+      'ebrc.source',
+      'ebrc.request_id',
       'line.payload as line',
       'irm.irm_issue_date',
       'irm.ifsc_code',
@@ -101,24 +108,22 @@ function registered(db: Kysely<Schema>, customerId: string) {
       'irm.purpose_of_remittance',
       'irm.remitter_name',
       'irm.remitter_country',
-    ])
-    // A line is GENERATED exactly when the authority gave it its eBRC number and date (applyLineResults).
-    .$narrowType<{ ebrc_number: string; ebrc_date: string }>();
+    ]);
 }
 
-/** The customer's eBRCs mapped to any of these IRMs, whatever their date. */
+/**
+ * The customer's registered eBRCs of any of these IRMs, whatever their date, oldest first: one statement on the index
+ * ebrcs_customer_irm (migration 0017).
+ */
 export async function ebrcsOfIrms(db: Kysely<Schema>, customerId: string, irmNumbers: readonly string[]): Promise<MappedEbrcRow[]> {
   if (irmNumbers.length === 0) return [];
   return db
-    .selectFrom('genebrc_request_lines as line')
-    .innerJoin('genebrc_requests as request', 'request.id', 'line.request_id')
-    .where('request.platform_customer_id', '=', customerId)
-    .where('line.status', '=', 'GENERATED')
-    .where('line.irm_number', 'in', [...irmNumbers])
-    .select(['line.irm_number', 'line.ebrc_number', 'line.ebrc_date', 'line.mapped_amount as realised_value_fcc', sql<'generated'>`'generated'`.as('status')])
-    .$narrowType<{ ebrc_number: string; ebrc_date: string }>()
-    .orderBy('line.ebrc_date')
-    .orderBy('line.ebrc_number')
+    .selectFrom('ebrcs')
+    .where('platform_customer_id', '=', customerId)
+    .where('irm_number', 'in', [...irmNumbers])
+    .select(['irm_number', 'ebrc_number', 'ebrc_date', 'realised_value_fcc', 'status'])
+    .orderBy('ebrc_date')
+    .orderBy('ebrc_number')
     .execute();
 }
 

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import { describeEachBackend, expectProblem, type Harness } from '../support/harness.ts';
+import { cancelEbrcAtPortal, portalEbrc } from '../support/outside.ts';
 import { cents, firstRefresh, lineFor, pushBody, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
 const registerUrl = (customerId: string) => `/api/v1/platform-customers/${customerId}/reports/ebrc-register`;
@@ -16,7 +17,7 @@ const utilisationUrl = (customerId: string) => `/api/v1/platform-customers/${cus
 const FORMULA_BILL = '=1+cmd|"/c calc"';
 const MINUS_BILL = '-2+3';
 
-type Pushed = { customerId: string; irms: any[]; ebrcNumbers: string[]; day: string };
+type Pushed = { customerId: string; irms: any[]; ebrcNumbers: string[]; elsewhere: string; day: string; lastDay: string };
 
 /** The file's bytes and headers (the harness reads bodies as text). */
 async function download(h: Harness, url: string, query: Record<string, string>, apiKey = h.platformA.apiKey) {
@@ -88,8 +89,8 @@ describeEachBackend('Reports', (h) => {
   async function pushAndProcess(): Promise<Pushed> {
     const customerId = await verifiedCustomer(h, 'reports@example.com');
     await firstRefresh(h, customerId);
-    const irms = await usableIrms(h, customerId, 3);
-    const [a, b, c] = irms;
+    const irms = await usableIrms(h, customerId, 4);
+    const [a, b, c, d] = irms;
     const ack = await h.request('POST', '/api/v1/genebrc/push-irm', {
       body: pushBody(customerId, [
         lineFor(a, 1, 100.25, { billNo: FORMULA_BILL }),
@@ -101,18 +102,34 @@ describeEachBackend('Reports', (h) => {
     // The status operation asks the authority, which processes at once in the tests' sandbox.
     const status = await h.request('POST', '/api/v1/genebrc/status', { body: { platformCustomerId: customerId, requestId: ack.body.requestId } });
     assert.equal(status.body.status, 'PROCESSED', status.text);
-    const generated = status.body.ebrcBulkGenStatusList;
-    return { customerId, irms, ebrcNumbers: generated.map((line: any) => line.ebrcNumber), day: generated[0].ebrcDate };
+    const ebrcNumbers = status.body.ebrcBulkGenStatusList.map((line: any) => line.ebrcNumber);
+    // Outside the service: an eBRC made on the portal, and the second one cancelled there; the eBRC list brings both
+    // into the register.
+    const elsewhere = await portalEbrc(h, d.irmNumber, '25.50');
+    await cancelEbrcAtPortal(h, ebrcNumbers[1]);
+    const listed = await h.request('GET', `/api/v1/platform-customers/${customerId}/ebrcs`, { query: { limit: 100 } });
+    assert.equal(listed.status, 200, listed.text);
+    const day = status.body.ebrcBulkGenStatusList[0].ebrcDate;
+    // The portal's eBRC may be dated a day later (a run across midnight UTC): the period holds both days.
+    const portalDay = listed.body.data.find((ebrc: any) => ebrc.ebrcNumber === elsewhere.ebrcNumber).ebrcDate;
+    return { customerId, irms, ebrcNumbers, elsewhere: elsewhere.ebrcNumber, day, lastDay: portalDay > day ? portalDay : day };
   }
 
   test('the register in json: one row per eBRC with the line, the IRM and exact amounts; totals equal the eBRC list', async () => {
-    const { customerId, irms, ebrcNumbers, day } = await pushedOnce();
-    const answer = await download(h, registerUrl(customerId), { format: 'json', fromDate: day, toDate: day });
+    const { customerId, irms, ebrcNumbers, elsewhere, day, lastDay } = await pushedOnce();
+    const answer = await download(h, registerUrl(customerId), { format: 'json', fromDate: day, toDate: lastDay });
     assert.equal(answer.status, 200, answer.text);
     assert.match(String(answer.headers['content-type']), /^application\/json/);
-    assert.equal(answer.headers['content-disposition'], `attachment; filename="0599001001-ebrc-register-${day}-${day}.json"`);
+    assert.equal(answer.headers['content-disposition'], `attachment; filename="0599001001-ebrc-register-${day}-${lastDay}.json"`);
     const report = JSON.parse(answer.text);
-    assert.deepEqual(report.rows.map((row: any) => row.ebrcNumber), [...ebrcNumbers].sort());
+    assert.deepEqual(report.rows.map((row: any) => row.ebrcNumber), [...ebrcNumbers, elsewhere].sort());
+    const cancelled = report.rows.find((row: any) => row.ebrcNumber === ebrcNumbers[1]);
+    assert.deepEqual([cancelled.status, cancelled.source, cancelled.billNo], ['cancelled', 'this_service', MINUS_BILL]);
+    const portal = report.rows.find((row: any) => row.ebrcNumber === elsewhere);
+    assert.deepEqual(
+      [portal.status, portal.source, portal.requestId, portal.realisedValueFCC, portal.billNo, portal.irmNumber, portal.irmAdCode],
+      ['generated', 'elsewhere', null, '25.50', null, irms[3].irmNumber, irms[3].remittanceAdCode],
+    );
     const third = report.rows.find((row: any) => row.ebrcNumber === ebrcNumbers[2]);
     const c = irms[2];
     assert.equal(third.realisedValueFCC, '7.05');
@@ -127,7 +144,7 @@ describeEachBackend('Reports', (h) => {
     assert.equal(third.remitterName, c.remitterName);
     assert.equal(third.portCode, 'INDEL4');
     assert.equal(third.sbCumInvoiceDate, c.irmIssueDate);
-    assert.deepEqual(totalsAsSums(report.totals), await listSums(h, customerId, { fromDate: day, toDate: day }));
+    assert.deepEqual(totalsAsSums(report.totals), await listSums(h, customerId, { fromDate: day, toDate: lastDay }));
     assert.ok(report.totals.every((total: any) => typeof total.count === 'number' && /^\d+\.\d\d$/.test(total.realisedValue)));
   });
 
@@ -138,18 +155,18 @@ describeEachBackend('Reports', (h) => {
     assert.equal(answer.headers['content-type'], 'text/csv; charset=utf-8');
     assert.match(String(answer.headers['content-disposition']), new RegExp(`filename="0599001001-ebrc-register-${day}-\\d{4}-\\d\\d-\\d\\d\\.csv"`));
     const { rows, totals } = csvSections(answer.text);
-    assert.equal(rows.length, 3);
+    assert.equal(rows.length, 4);
     const bills = rows.map((row) => row.billNo).sort();
-    assert.deepEqual(bills, ["'-2+3", `'${FORMULA_BILL}`, 'B3'].sort());
+    assert.deepEqual(bills, ["'-2+3", `'${FORMULA_BILL}`, 'B3', ''].sort());
     assert.ok(rows.every((row) => /^\d+\.\d\d$/.test(row.realisedValueFCC!)));
     assert.deepEqual(totalsAsSums(totals as any), await listSums(h, customerId, { fromDate: day }));
   });
 
   test('the register as XLSX reads back the same values in LibreOffice, totals on a second sheet', { skip: !sofficeAvailable() && 'soffice is not installed' }, async () => {
-    const { customerId, day } = await pushedOnce();
+    const { customerId, day, lastDay } = await pushedOnce();
     const [json, xlsx] = await Promise.all([
-      download(h, registerUrl(customerId), { format: 'json', fromDate: day, toDate: day }),
-      download(h, registerUrl(customerId), { format: 'xlsx', fromDate: day, toDate: day }),
+      download(h, registerUrl(customerId), { format: 'json', fromDate: day, toDate: lastDay }),
+      download(h, registerUrl(customerId), { format: 'xlsx', fromDate: day, toDate: lastDay }),
     ]);
     assert.equal(xlsx.status, 200, xlsx.text);
     assert.equal(xlsx.headers['content-type'], 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
@@ -189,15 +206,21 @@ describeEachBackend('Reports', (h) => {
     const csv = await download(h, utilisationUrl(customerId), period);
     const { rows } = csvSections(csv.text);
     assert.equal(rows.find((r) => r.irmNumber === a.irmNumber)?.ebrcs, `${ebrcNumbers[0]} 100.25`);
+
+    // The IRM whose eBRC was cancelled at the portal: listed and marked, nothing realised.
+    const b = irms[1];
+    const ofB = JSON.parse((await download(h, utilisationUrl(customerId), { format: 'json', fromDate: b.irmIssueDate, toDate: b.irmIssueDate })).text)
+      .rows.find((r: any) => r.irmNumber === b.irmNumber);
+    assert.deepEqual([ofB.realisedValue, ofB.ebrcs.map((ebrc: any) => ebrc.status)], ['0.00', ['cancelled']]);
   });
 
   test('the platform-wide register names each row’s customer; another platform sees none of it', async () => {
-    const { customerId, day } = await pushedOnce();
-    const mine = await download(h, '/api/v1/reports/ebrc-register', { format: 'json', fromDate: day, toDate: day });
+    const { customerId, day, lastDay } = await pushedOnce();
+    const mine = await download(h, '/api/v1/reports/ebrc-register', { format: 'json', fromDate: day, toDate: lastDay });
     assert.equal(mine.status, 200, mine.text);
-    assert.match(String(mine.headers['content-disposition']), new RegExp(`filename="all-customers-ebrc-register-${day}-${day}\\.json"`));
+    assert.match(String(mine.headers['content-disposition']), new RegExp(`filename="all-customers-ebrc-register-${day}-${lastDay}\\.json"`));
     const report = JSON.parse(mine.text);
-    assert.equal(report.rows.length, 3);
+    assert.equal(report.rows.length, 4);
     assert.ok(report.rows.every((row: any) => row.platformCustomerId === customerId && row.iecCode === '0599001001' && row.customerName === 'Demo'));
 
     const theirs = await download(h, '/api/v1/reports/ebrc-register', { format: 'json' }, h.platformB.apiKey);
