@@ -1,10 +1,9 @@
 import { isoFromDdMMyyyy } from '../../domain/dates.ts';
 import { formatCents, parseDecimalString, parseMoney } from '../../domain/money.ts';
 import * as store from '../../store/reports.ts';
-import type { ServiceContext } from '../context.ts';
 import { requireCustomer } from '../customers.ts';
 import { readingAhead, type Download } from '../spreadsheets/write.ts';
-import { CurrencyTotals, reportDownload, writeReport, type Column, type ReportQuery, type ReportShape } from './output.ts';
+import { CurrencyTotals, reportDownload, writeReport, type Column, type ReportContext, type ReportQuery, type ReportShape } from './output.ts';
 
 /** A register row of the platform-wide register: the eBRC and the customer it belongs to. */
 type PlatformRegisterRow = store.RegisterReportRow & { customer: store.ReportCustomerRow };
@@ -103,7 +102,7 @@ async function* counted<R extends store.RegisterReportRow>(rows: AsyncIterable<R
  * is read before this returns, so that a failure up to there is answered as a problem.
  */
 export async function customerEbrcRegister(
-  context: ServiceContext,
+  context: ReportContext,
   platformId: string,
   customerId: string,
   query: ReportQuery,
@@ -117,14 +116,14 @@ export async function customerEbrcRegister(
   );
 }
 
-async function* platformRows(context: ServiceContext, platformId: string, query: ReportQuery): AsyncGenerator<PlatformRegisterRow> {
+async function* platformRows(context: ReportContext, platformId: string, query: ReportQuery): AsyncGenerator<PlatformRegisterRow> {
   for await (const customer of store.customersOfPlatform(context.db, platformId)) {
     for await (const row of store.registerInListOrder(context.db, customer.id, query)) yield { ...row, customer };
   }
 }
 
 /** The register of every customer of the platform, customer after customer (by id), each in the eBRC list's order. */
-export async function platformEbrcRegister(context: ServiceContext, platformId: string, query: ReportQuery, now: Date = new Date()): Promise<Download> {
+export async function platformEbrcRegister(context: ReportContext, platformId: string, query: ReportQuery, now: Date = new Date()): Promise<Download> {
   const totals = new CurrencyTotals(REALISED);
   const rows = await readingAhead(counted(platformRows(context, platformId, query), totals));
   return reportDownload({ owner: 'all-customers', name: 'ebrc-register', query, now }, (out) =>

@@ -2,10 +2,9 @@ import { CANCELLED_AT_AUTHORITY, irmStatusOf } from '../../domain/irm-status.ts'
 import { formatCents, parseDecimalString, sumCents } from '../../domain/money.ts';
 import { irmsInListOrder, type IrmRow } from '../../store/irms.ts';
 import * as store from '../../store/reports.ts';
-import type { ServiceContext } from '../context.ts';
 import { requireCustomer } from '../customers.ts';
 import { readingAhead, type Download } from '../spreadsheets/write.ts';
-import { CurrencyTotals, reportDownload, writeReport, type Column, type ReportQuery, type ReportShape } from './output.ts';
+import { CurrencyTotals, reportDownload, writeReport, type Column, type ReportContext, type ReportQuery, type ReportShape } from './output.ts';
 
 /** One IRM of the report, with the eBRCs it was mapped to. */
 type UtilisationRow = { irm: IrmRow; cancelled: boolean; ebrcs: store.MappedEbrcRow[] };
@@ -73,7 +72,7 @@ const IRM_UTILISATION: ReportShape<UtilisationRow, UtilisationTotal> = {
  * batch), counted into `totals` unless cancelled at the authority.
  */
 async function* utilisationRows(
-  context: ServiceContext,
+  context: ReportContext,
   customerId: string,
   query: ReportQuery,
   totals: CurrencyTotals<(typeof AMOUNTS)[number]>,
@@ -109,7 +108,7 @@ async function* utilisationRows(
  * store, never the authority), its status and the eBRCs it was mapped to; totals per currency.
  */
 export async function irmUtilisation(
-  context: ServiceContext,
+  context: ReportContext,
   platformId: string,
   customerId: string,
   query: ReportQuery,

@@ -1,9 +1,13 @@
 import type { Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { formatCents, type Cents } from '../../domain/money.ts';
+import type { ServiceContext } from '../context.ts';
 import { CSV_CONTENT_TYPE, fileNamePart, writeSpreadsheet, XLSX_CONTENT_TYPE, type Download } from '../spreadsheets/write.ts';
 
 export type ReportFormat = 'csv' | 'xlsx' | 'json';
+
+/** What the reports need of the service: its database alone (they read the store, never the authority). */
+export type ReportContext = Pick<ServiceContext, 'db'>;
 
 /** A report's query (contract 16): its format and the period, inclusive, on the date the report names. */
 export type ReportQuery = { format: ReportFormat; fromDate?: string | undefined; toDate?: string | undefined };
