@@ -9,13 +9,13 @@ function clientWentAway(error: unknown): boolean {
 }
 
 /**
- * Sends a file as an attachment, streamed as it is written. The file's `write` ends the body when the file is
+ * Sends a file as an attachment (never cached: it holds a customer's data), streamed as it is written. The file's `write` ends the body when the file is
  * complete and destroys it on any failure: Fastify then cuts the connection without ending the chunked body, so a
  * client never takes part of a file for all of it. HEAD (which Fastify answers with the GET handler) gets the headers
  * without the file being made.
  */
 export function sendDownload(request: FastifyRequest, reply: FastifyReply, download: Download, what: string): FastifyReply {
-  reply.type(download.contentType).header('content-disposition', `attachment; filename="${download.fileName}"`);
+  reply.type(download.contentType).header('cache-control', 'no-store').header('content-disposition', `attachment; filename="${download.fileName}"`);
   if (request.method === 'HEAD') return reply.send();
   const body = new PassThrough();
   download.write(body).catch((error: unknown) => {

@@ -2,8 +2,8 @@ import { isoFromDdMMyyyy } from '../../domain/dates.ts';
 import { formatCents, parseDecimalString, parseMoney } from '../../domain/money.ts';
 import * as store from '../../store/reports.ts';
 import { requireCustomer } from '../customers.ts';
-import { readingAhead, type Download } from '../spreadsheets/write.ts';
-import { CurrencyTotals, reportDownload, writeReport, type Column, type ReportContext, type ReportQuery, type ReportShape } from './output.ts';
+import { readingAhead } from '../spreadsheets/write.ts';
+import { CurrencyTotals, makeReport, type Column, type ReportContext, type ReportQuery, type Report, type ReportShape } from './output.ts';
 
 /** A register row of the platform-wide register: the eBRC and the customer it belongs to. */
 type PlatformRegisterRow = store.RegisterReportRow & { customer: store.ReportCustomerRow };
@@ -107,13 +107,11 @@ export async function customerEbrcRegister(
   customerId: string,
   query: ReportQuery,
   now: Date = new Date(),
-): Promise<Download> {
+): Promise<Report> {
   const customer = await requireCustomer(context.db, platformId, customerId);
   const totals = new CurrencyTotals(REALISED);
   const rows = await readingAhead(counted(store.registerInListOrder(context.db, customer.id, query), totals));
-  return reportDownload({ owner: customer.iec_code ?? customer.id, name: 'ebrc-register', query, now }, (out) =>
-    writeReport(query.format, CUSTOMER_REGISTER, rows, () => totals.rows(), out),
-  );
+  return makeReport({ owner: customer.iec_code ?? customer.id, name: 'ebrc-register', query, now }, CUSTOMER_REGISTER, rows, () => totals.rows());
 }
 
 async function* platformRows(context: ReportContext, platformId: string, query: ReportQuery): AsyncGenerator<PlatformRegisterRow> {
@@ -123,10 +121,8 @@ async function* platformRows(context: ReportContext, platformId: string, query: 
 }
 
 /** The register of every customer of the platform, customer after customer (by id), each in the eBRC list's order. */
-export async function platformEbrcRegister(context: ReportContext, platformId: string, query: ReportQuery, now: Date = new Date()): Promise<Download> {
+export async function platformEbrcRegister(context: ReportContext, platformId: string, query: ReportQuery, now: Date = new Date()): Promise<Report> {
   const totals = new CurrencyTotals(REALISED);
   const rows = await readingAhead(counted(platformRows(context, platformId, query), totals));
-  return reportDownload({ owner: 'all-customers', name: 'ebrc-register', query, now }, (out) =>
-    writeReport(query.format, PLATFORM_REGISTER, rows, () => totals.rows(), out),
-  );
+  return makeReport({ owner: 'all-customers', name: 'ebrc-register', query, now }, PLATFORM_REGISTER, rows, () => totals.rows());
 }

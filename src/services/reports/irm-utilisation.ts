@@ -3,8 +3,8 @@ import { formatCents, parseDecimalString, sumCents } from '../../domain/money.ts
 import { irmsInListOrder, type IrmRow } from '../../store/irms.ts';
 import * as store from '../../store/reports.ts';
 import { requireCustomer } from '../customers.ts';
-import { readingAhead, type Download } from '../spreadsheets/write.ts';
-import { CurrencyTotals, reportDownload, writeReport, type Column, type ReportContext, type ReportQuery, type ReportShape } from './output.ts';
+import { readingAhead } from '../spreadsheets/write.ts';
+import { CurrencyTotals, makeReport, type Column, type ReportContext, type ReportQuery, type Report, type ReportShape } from './output.ts';
 
 /** One IRM of the report, with the eBRCs it was mapped to. */
 type UtilisationRow = { irm: IrmRow; cancelled: boolean; ebrcs: store.MappedEbrcRow[] };
@@ -113,11 +113,9 @@ export async function irmUtilisation(
   customerId: string,
   query: ReportQuery,
   now: Date = new Date(),
-): Promise<Download> {
+): Promise<Report> {
   const customer = await requireCustomer(context.db, platformId, customerId);
   const totals = new CurrencyTotals(AMOUNTS);
   const rows = await readingAhead(utilisationRows(context, customer.id, query, totals));
-  return reportDownload({ owner: customer.iec_code ?? customer.id, name: 'irm-utilisation', query, now }, (out) =>
-    writeReport(query.format, IRM_UTILISATION, rows, () => totals.rows(), out),
-  );
+  return makeReport({ owner: customer.iec_code ?? customer.id, name: 'irm-utilisation', query, now }, IRM_UTILISATION, rows, () => totals.rows());
 }

@@ -98,16 +98,42 @@ function* totalsOnceRead<T>(totals: () => readonly T[]): Generator<T> {
   yield* totals();
 }
 
-/** The report as a file to send, named `<owner>-<report>-<from>-<to>.<format>` (contract 16). */
-export function reportDownload(
+/** A report ready to be sent (`write`), or to be looked at first (`preview`): one or the other, once. */
+export type Report = Download & {
+  /** The header and the first `count` rows' cells, read and nothing more. */
+  preview(count: number): Promise<{ header: string[]; rows: (string | null)[][] }>;
+};
+
+/**
+ * The report over `rows`, named `<owner>-<report>-<from>-<to>.<format>` (contract 16); `totals` is called once every
+ * row has been written.
+ */
+export function makeReport<R, T>(
   report: { owner: string; name: string; query: ReportQuery; now: Date },
-  write: (out: Writable) => Promise<void>,
-): Download {
+  shape: ReportShape<R, T>,
+  rows: AsyncGenerator<R>,
+  totals: () => readonly T[],
+): Report {
   const { fromDate, toDate, format } = report.query;
   // Without fromDate the report starts with the first entry; without toDate it runs to today (UTC).
   const from = fromDate ?? 'start';
   const to = toDate ?? report.now.toISOString().slice(0, 10);
-  return { fileName: `${fileNamePart(report.owner)}-${report.name}-${from}-${to}.${format}`, contentType: CONTENT_TYPES[format], write };
+  return {
+    fileName: `${fileNamePart(report.owner)}-${report.name}-${from}-${to}.${format}`,
+    contentType: CONTENT_TYPES[format],
+    write: (out) => writeReport(format, shape, rows, totals, out),
+    async preview(count) {
+      const first: (string | null)[][] = [];
+      if (count > 0) {
+        // Leaving the loop ends the reading of the rows (their generators' finally blocks run).
+        for await (const row of rows) {
+          first.push(cellsOf(shape.columns, row));
+          if (first.length === count) break;
+        }
+      }
+      return { header: shape.columns.map((column) => column.header), rows: first };
+    },
+  };
 }
 
 /** Sums per currency, each an exact amount; currencies in alphabetical order. */
