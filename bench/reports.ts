@@ -5,14 +5,16 @@
  * Seeds one customer's register with `--rows` eBRCs (default 1,000,000) by SQL on a scratch database: half made
  * through this service (each with its request line, every field a push stores), half made elsewhere, over a year of
  * days, with the IRMs they name. Then, in this process (which for the embedded database also holds PGlite, as the
- * service's process does), writes the register in each `--formats` (default csv,json; xlsx takes minutes at this size)
+ * service's process does; started with `npm start`'s Node flags and malloc settings), writes the register in each `--formats` (default csv,json; xlsx takes minutes at this size)
  * into a sink that takes its bytes as a slow client would (a short pause every 64 KiB) and prints the rows, bytes, time and
  * the process's resident memory: at rest (after seeding, a GC and a settle) and its peak while writing (VmHWM, reset
  * before each run, and VmRSS sampled every 50 ms). Exits 1 when a peak is 100 MB or more above rest. The scratch
  * database is bench/tmp/reports (embedded) or the PostgreSQL database `ebrc_reports` (BENCH_POSTGRES_URL is the admin
  * connection, default postgres://postgres@127.0.0.1:5432/postgres), dropped at the end.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -26,6 +28,7 @@ import { createPlatform } from '../src/services/platforms.ts';
 import { insertCustomer } from '../src/store/customers.ts';
 import { openDatabase, type Database } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrate.ts';
+import { startScript } from './lib/start-script.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MB = 1024 * 1024;
@@ -181,7 +184,7 @@ async function main(): Promise<void> {
   let failed = false;
   try {
     const { platformId, customerId } = await seed(database);
-    console.log(`database: ${flags.postgres ? 'PostgreSQL' : 'embedded (PGlite, in this process)'}; node ${process.version}`);
+    console.log(`database: ${flags.postgres ? 'PostgreSQL' : 'embedded (PGlite, in this process)'}; node ${process.version} ${process.execArgv.join(' ')}`);
     console.log('format  rows       MB out  seconds  rows/s   rest MB  peak MB  peak-rest MB');
     for (const format of FORMATS) {
       const rest = await atRest();
@@ -220,4 +223,15 @@ async function main(): Promise<void> {
   process.exitCode = failed ? 1 : 0;
 }
 
-await main();
+// The measurement runs in a process started as `npm start` starts the service (its Node flags and malloc settings).
+if (process.env.BENCH_REPORTS_AS_SERVICE === '1') {
+  await main();
+} else {
+  const { env, nodeFlags } = startScript();
+  const child = spawn(process.execPath, ['--expose-gc', ...nodeFlags, import.meta.filename, ...process.argv.slice(2)], {
+    env: { ...process.env, ...env, BENCH_REPORTS_AS_SERVICE: '1' },
+    stdio: 'inherit',
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  process.exitCode = code ?? 1;
+}
