@@ -1,4 +1,3 @@
-import { isoFromDdMMyyyy } from '../../domain/dates.ts';
 import { formatCents, parseDecimalString, parseMoney } from '../../domain/money.ts';
 import * as store from '../../store/reports.ts';
 import { requireCustomer } from '../customers.ts';
@@ -35,7 +34,7 @@ const REGISTER_COLUMNS: readonly Column<store.RegisterReportRow>[] = [
   { header: 'source', cell: (row) => row.source },
   { header: 'requestId', cell: (row) => row.request_id },
   { header: 'sbCumInvoiceNumber', cell: (row) => row.sb_cum_invoice_number },
-  { header: 'sbCumInvoiceDate', cell: (row) => isoFromDdMMyyyy(row.sb_cum_invoice_date) ?? row.sb_cum_invoice_date },
+  { header: 'sbCumInvoiceDate', cell: (row) => row.sb_cum_invoice_date },
   lineField('portCode'),
   lineField('billNo'),
   lineField('sbCumInvoiceFCC'),
