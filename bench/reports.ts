@@ -21,13 +21,13 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CompiledQuery } from 'kysely';
-import pg from 'pg';
 import { customerEbrcRegister } from '../src/services/reports/ebrc-register.ts';
 import type { ReportFormat } from '../src/services/reports/output.ts';
 import { createPlatform } from '../src/services/platforms.ts';
 import { insertCustomer } from '../src/store/customers.ts';
 import { openDatabase, type Database } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrate.ts';
+import { admin, scratchDatabaseUrl } from './lib/scratch-postgres.ts';
 import { startScript } from './lib/start-script.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -43,25 +43,10 @@ const { values: flags } = parseArgs({
 });
 const ROWS = Number(flags.rows);
 const FORMATS = flags.formats.split(',') as ReportFormat[];
-const adminUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DATABASE_NAME = 'ebrc_reports';
 const LINES_A_REQUEST = 500;
 
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
-function postgresUrl(): string {
-  const url = new URL(adminUrl);
-  url.pathname = `/${DATABASE_NAME}`;
-  return url.toString();
-}
+const postgresUrl = (): string => scratchDatabaseUrl(DATABASE_NAME);
 
 // $1 platform, $2 customer, $3 eBRCs made here (a multiple of LINES_A_REQUEST), $4 lines a request.
 const SEED_REQUESTS = `
