@@ -16,13 +16,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CompiledQuery } from 'kysely';
-import pg from 'pg';
 import { createPlatform } from '../src/services/platforms.ts';
 import { insertCustomer } from '../src/store/customers.ts';
 import { openDatabase, type Database } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { RssSampler, freePort, rssOf, startServer } from './lib/processes.ts';
 import { startSandboxProgram } from './lib/sandbox.ts';
+import { admin, scratchDatabaseUrl } from './lib/scratch-postgres.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TMP = path.join(ROOT, 'bench', 'tmp');
@@ -41,24 +41,8 @@ const REQUESTS = Number(flags.requests);
 const LINES = Number(flags.lines);
 const CONCURRENCY = Number(flags.concurrency);
 const ROUNDS = Number(flags.rounds);
-const adminUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DATABASE_NAME = 'ebrc_large_pages';
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
-function postgresUrl(): string {
-  const url = new URL(adminUrl);
-  url.pathname = `/${DATABASE_NAME}`;
-  return url.toString();
-}
+const postgresUrl = (): string => scratchDatabaseUrl(DATABASE_NAME);
 
 // Every field a pushed line stores (lineToWire), and an eBRC number per line: the largest record a request makes.
 const SEED_REQUESTS = `

@@ -30,6 +30,7 @@ import { healthRoutes } from './routes/health.ts';
 import { homeRoutes } from './routes/home.ts';
 import { irmRefreshRoute } from './routes/irm/refresh.ts';
 import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
+import { reportRoutes } from './routes/reports/index.ts';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints/index.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { compileRequestValidator, hasUnstorableText, unstorableText } from './validation.ts';
@@ -181,6 +182,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       listRequestsRoute(scoped, options);
       await uploadRoutes(scoped, options);
       ebrcRoutes(scoped, options);
+      reportRoutes(scoped, options);
       webhookEndpointRoutes(scoped, options);
       eventRoutes(scoped, options);
     },

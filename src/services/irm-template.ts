@@ -1,4 +1,3 @@
-import type { Writable } from 'node:stream';
 import { CANCELLED_AT_AUTHORITY, isMappableIrm } from '../domain/irm-status.ts';
 import { parseDecimalString } from '../domain/money.ts';
 import * as store from '../store/irms.ts';
@@ -6,6 +5,7 @@ import { requireVerified, type ServiceContext } from './context.ts';
 import { requireCustomer } from './customers.ts';
 import type { IrmPuller } from './irms.ts';
 import { CSV_CONTENT_TYPE, writeTemplate, XLSX_CONTENT_TYPE, type SpreadsheetFormat, type TemplateIrm } from './spreadsheets/template.ts';
+import { fileNamePart, readingAhead, type Download } from './spreadsheets/write.ts';
 
 /** The template's query (contract 11): its format and the IRM list's filters, not paged. */
 export type IrmTemplateQuery = {
@@ -15,21 +15,14 @@ export type IrmTemplateQuery = {
   toDate?: string | undefined;
 };
 
-/** A template ready to be sent: its file name and content type, and `write`, which streams it into `out` and ends it. */
-export type IrmTemplateDownload = {
-  fileName: string;
-  contentType: string;
-  write(out: Writable): Promise<void>;
-};
+/** A template ready to be sent. */
+export type IrmTemplateDownload = Download;
 
 const CONTENT_TYPES: Record<SpreadsheetFormat, string> = { csv: CSV_CONTENT_TYPE, xlsx: XLSX_CONTENT_TYPE };
 
-/** Characters kept out of a file name (and so out of the quoted filename of Content-Disposition): each becomes "_". */
-const UNSAFE_FILENAME_CHARACTERS = /[^A-Za-z0-9._-]/g;
-
 /** `irm-template-<IEC, else the customer id>-<UTC date YYYYMMDD>.<format>`. */
 export function templateFileName(customer: { id: string; iec_code: string | null }, format: SpreadsheetFormat, at: Date): string {
-  const owner = (customer.iec_code ?? customer.id).replace(UNSAFE_FILENAME_CHARACTERS, '_');
+  const owner = fileNamePart(customer.iec_code ?? customer.id);
   const day = at.toISOString().slice(0, 10).replaceAll('-', '');
   return `irm-template-${owner}-${day}.${format}`;
 }
@@ -50,13 +43,6 @@ async function* mappableIrms(rows: AsyncIterable<store.IrmForTemplate>): AsyncGe
       available,
     };
   }
-}
-
-/** `first` (unless the iteration was already done), then the rest of `rest`. */
-async function* startingWith<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
-  if (first.done === true) return;
-  yield first.value;
-  yield* rest;
 }
 
 /**
@@ -80,10 +66,10 @@ export async function irmTemplate(
   const rows = mappableIrms(
     store.irmsInListOrder(context.db, { customerId: customer.id, irmNumber: query.irmNumber, fromDate: query.fromDate, toDate: query.toDate }),
   );
-  const first = await rows.next();
+  const readRows = await readingAhead(rows);
   return {
     fileName: templateFileName(customer, query.format, now),
     contentType: CONTENT_TYPES[query.format],
-    write: (out) => writeTemplate(query.format, startingWith(first, rows), out),
+    write: (out) => writeTemplate(query.format, readRows, out),
   };
 }

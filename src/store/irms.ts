@@ -265,19 +265,19 @@ export const IRM_READ_BATCH = 1_000;
  * Every IRM of the customer that the filter matches, in the list's order (newest issue date first, then IRM number),
  * read `batchSize` at a time with a keyset on (issue date, IRM number) over irms_customer_newest: each statement starts
  * where the last one stopped, so reading 100,000 IRMs costs 100 short statements, holds one batch in memory and no
- * transaction or connection between batches. An IRM's issue date never changes (upsertIrms keeps it as first seen),
+ * transaction or connection between batches (whole rows: the template and the utilisation report read them). An IRM's issue date never changes (upsertIrms keeps it as first seen),
  * so an IRM is read once even while pulls and pushes change the others; balances are each batch's as it is read.
  */
 export async function* irmsInListOrder(
   db: Kysely<Schema>,
   filter: IrmFilter,
   batchSize: number = IRM_READ_BATCH,
-): AsyncGenerator<IrmForTemplate> {
+): AsyncGenerator<IrmRow> {
   let after: { date: string; number: string } | undefined;
   for (;;) {
     let query = db
       .selectFrom('irms')
-      .select(['irm_number', 'irm_issue_date', 'ifsc_code', 'remittance_ad_code', 'remittance_fcc', 'purpose_of_remittance', 'irm_available_amt', 'authority_status'])
+      .selectAll()
       .where('platform_customer_id', '=', filter.customerId);
     if (filter.irmNumber) query = query.where('irm_number', '=', filter.irmNumber);
     if (filter.fromDate) query = query.where('irm_issue_date', '>=', filter.fromDate);

@@ -402,6 +402,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/platform-customers/{id}/reports/ebrc-register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's eBRC register, for GST refunds and audits
+         * @description One row per eBRC dated within `fromDate`..`toDate` (inclusive, on `ebrcDate`), newest first as the eBRC list: the eBRC (number, date, `status` generated or cancelled, `source` this_service or elsewhere, the `requestId` that made it here), the invoice and shipping bill its request line carried (number, date, port code, bill number, invoice currency and value; empty for an eBRC made elsewhere), the IRM (number, issue date, IFSC, AD code, purpose code, remitter and country), the realised value in the IRM's currency and the deductions. Then the totals per currency of the eBRCs that stand (cancelled ones are listed but not counted): in CSV a second section after an empty line, in XLSX a second sheet ("Totals"), in json `totals`. Amounts are decimal text with two places, codes text (leading zeros kept), dates YYYY-MM-DD. CSV is UTF-8 with a header row; a cell that would start with = + - @, a tab or a carriage return gets a leading single quote, so that no spreadsheet program evaluates it; XLSX cells are text cells, which are never evaluated. Read from the stored register (it never asks the authority) and streamed: a connection closed before the end means the file is incomplete (ask again). Named `<IEC>-ebrc-register-<fromDate>-<toDate>.<format>` (the customer id while the IEC is unknown).
+         */
+        get: operations["getEbrcRegister"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/ebrc-register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The eBRC register of every customer of the platform
+         * @description One row per eBRC dated within `fromDate`..`toDate` (inclusive, on `ebrcDate`), newest first as the eBRC list: the eBRC (number, date, `status` generated or cancelled, `source` this_service or elsewhere, the `requestId` that made it here), the invoice and shipping bill its request line carried (number, date, port code, bill number, invoice currency and value; empty for an eBRC made elsewhere), the IRM (number, issue date, IFSC, AD code, purpose code, remitter and country), the realised value in the IRM's currency and the deductions. Then the totals per currency of the eBRCs that stand (cancelled ones are listed but not counted): in CSV a second section after an empty line, in XLSX a second sheet ("Totals"), in json `totals`. Amounts are decimal text with two places, codes text (leading zeros kept), dates YYYY-MM-DD. CSV is UTF-8 with a header row; a cell that would start with = + - @, a tab or a carriage return gets a leading single quote, so that no spreadsheet program evaluates it; XLSX cells are text cells, which are never evaluated. Read from the stored register (it never asks the authority) and streamed: a connection closed before the end means the file is incomplete (ask again). Every customer of the platform, one after the other (by customer id), each row starting with the customer's `platformCustomerId`, `customerName` and `iecCode`; the totals are over all of them. Named `all-customers-ebrc-register-<fromDate>-<toDate>.<format>`.
+         */
+        get: operations["getPlatformEbrcRegister"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/platform-customers/{id}/reports/irm-utilisation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How much of each of the customer's IRMs is used, and by which eBRCs
+         * @description One row per IRM issued within `fromDate`..`toDate` (inclusive, on `irmIssueDate`), newest first as the IRM list: the IRM (number, dates, status, IFSC, AD code, purpose code, remitter and country, currency), the remitted, utilised and available amounts, what its eBRCs realised (those that stand), and the eBRCs it was mapped to (in CSV and XLSX one cell, `<ebrcNumber> <amount>` separated by `; `, a cancelled one marked `cancelled`; in json a list of `{ebrcNumber, ebrcDate, realisedValue, status}`). Then the totals per currency of the IRMs not cancelled: in CSV a second section after an empty line, in XLSX a second sheet ("Totals"), in json `totals`. Amounts are decimal text with two places, codes text. The amounts are those stored at the last pull or reconciliation: the report reads the store, never the authority. Formula-looking CSV cells get a leading single quote. Named `<IEC>-irm-utilisation-<fromDate>-<toDate>.<format>`, streamed.
+         */
+        get: operations["getIrmUtilisationReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -5322,6 +5382,634 @@ export interface operations {
                      *       "status": 504,
                      *       "detail": "Authority timed out.",
                      *       "code": "authority_timeout",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEbrcRegister: {
+        parameters: {
+            query?: {
+                /** @description The file format: csv (the default), xlsx or json */
+                format?: "csv" | "xlsx" | "json";
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                fromDate?: string;
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                toDate?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The platform customer id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The register, as an attachment */
+            200: {
+                headers: {
+                    /** @description attachment; filename="<IEC>-<report>-<fromDate>-<toDate>.<format>": fromDate is `start` when not given, toDate today (UTC) */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example ebrcNumber,ebrcDate,status,source,requestId,sbCumInvoiceNumber,sbCumInvoiceDate,portCode,billNo,sbCumInvoiceFCC,sbCumInvoiceValueinFCC,irmNumber,irmDt,irmIfscCode,irmAdCode,irmPurposeCode,remitterName,remitterCountry,currency,realisedValueFCC,commissionValDeduct,commissionValInfo,discountValDeduct,discountValInfo,insuranceValDeduct,insuranceValInfo,freightValDeduct,freightValInfo,otherDeductionDeduct,otherdeductionsInfo
+                     *     EBRC202611250000000001,2026-11-25,generated,this_service,EBRCGW202611250D5929735E94E798AB,4120031,2026-11-23,INNSA1,4120031,USD,12500.00,SBINIR0599001001001804,2026-11-23,SBIN0004266,0002331,P0103,Globex Trading LLC,US,USD,12500.00,,,,,,,,,,
+                     *
+                     *     currency,count,realisedValue
+                     *     USD,1,12500.00
+                     */
+                    "text/csv": string;
+                    /** @example (an XLSX workbook: the sheet "eBRC register", then the sheet "Totals"; every cell text) */
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    /**
+                     * @example {
+                     *       "rows": [
+                     *         {
+                     *           "ebrcNumber": "EBRC202611250000000001",
+                     *           "ebrcDate": "2026-11-25",
+                     *           "status": "generated",
+                     *           "source": "this_service",
+                     *           "requestId": "EBRCGW202611250D5929735E94E798AB",
+                     *           "sbCumInvoiceNumber": "4120031",
+                     *           "sbCumInvoiceDate": "2026-11-23",
+                     *           "portCode": "INNSA1",
+                     *           "billNo": "4120031",
+                     *           "sbCumInvoiceFCC": "USD",
+                     *           "sbCumInvoiceValueinFCC": "12500.00",
+                     *           "irmNumber": "SBINIR0599001001001804",
+                     *           "irmDt": "2026-11-23",
+                     *           "irmIfscCode": "SBIN0004266",
+                     *           "irmAdCode": "0002331",
+                     *           "irmPurposeCode": "P0103",
+                     *           "remitterName": "Globex Trading LLC",
+                     *           "remitterCountry": "US",
+                     *           "currency": "USD",
+                     *           "realisedValueFCC": "12500.00",
+                     *           "commissionValDeduct": null,
+                     *           "commissionValInfo": null,
+                     *           "discountValDeduct": null,
+                     *           "discountValInfo": null,
+                     *           "insuranceValDeduct": null,
+                     *           "insuranceValInfo": null,
+                     *           "freightValDeduct": null,
+                     *           "freightValInfo": null,
+                     *           "otherDeductionDeduct": null,
+                     *           "otherdeductionsInfo": null
+                     *         }
+                     *       ],
+                     *       "totals": [
+                     *         {
+                     *           "currency": "USD",
+                     *           "count": 1,
+                     *           "realisedValue": "12500.00"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        rows: Record<string, never>[];
+                        totals: Record<string, never>[];
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform customer was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `database_unavailable`, `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/database_unavailable",
+                     *       "title": "Database unavailable",
+                     *       "status": 503,
+                     *       "detail": "Database unavailable.",
+                     *       "code": "database_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPlatformEbrcRegister: {
+        parameters: {
+            query?: {
+                /** @description The file format: csv (the default), xlsx or json */
+                format?: "csv" | "xlsx" | "json";
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                fromDate?: string;
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                toDate?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The register of every customer, as an attachment */
+            200: {
+                headers: {
+                    /** @description attachment; filename="<IEC>-<report>-<fromDate>-<toDate>.<format>": fromDate is `start` when not given, toDate today (UTC) */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example platformCustomerId,customerName,iecCode,ebrcNumber,ebrcDate,status,source,requestId,sbCumInvoiceNumber,sbCumInvoiceDate,portCode,billNo,sbCumInvoiceFCC,sbCumInvoiceValueinFCC,irmNumber,irmDt,irmIfscCode,irmAdCode,irmPurposeCode,remitterName,remitterCountry,currency,realisedValueFCC,commissionValDeduct,commissionValInfo,discountValDeduct,discountValInfo,insuranceValDeduct,insuranceValInfo,freightValDeduct,freightValInfo,otherDeductionDeduct,otherdeductionsInfo
+                     *     0b9f5a52-3c1e-4d8a-9f57-2f6a1c7d9e10,Acme Exports,0599001001,EBRC202611250000000001,2026-11-25,generated,this_service,EBRCGW202611250D5929735E94E798AB,4120031,2026-11-23,INNSA1,4120031,USD,12500.00,SBINIR0599001001001804,2026-11-23,SBIN0004266,0002331,P0103,Globex Trading LLC,US,USD,12500.00,,,,,,,,,,
+                     *
+                     *     currency,count,realisedValue
+                     *     USD,1,12500.00
+                     */
+                    "text/csv": string;
+                    /** @example (an XLSX workbook: the sheet "eBRC register", then the sheet "Totals"; every cell text) */
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    /**
+                     * @example {
+                     *       "rows": [
+                     *         {
+                     *           "platformCustomerId": "0b9f5a52-3c1e-4d8a-9f57-2f6a1c7d9e10",
+                     *           "customerName": "Acme Exports",
+                     *           "iecCode": "0599001001",
+                     *           "ebrcNumber": "EBRC202611250000000001",
+                     *           "ebrcDate": "2026-11-25",
+                     *           "status": "generated",
+                     *           "source": "this_service",
+                     *           "requestId": "EBRCGW202611250D5929735E94E798AB",
+                     *           "sbCumInvoiceNumber": "4120031",
+                     *           "sbCumInvoiceDate": "2026-11-23",
+                     *           "portCode": "INNSA1",
+                     *           "billNo": "4120031",
+                     *           "sbCumInvoiceFCC": "USD",
+                     *           "sbCumInvoiceValueinFCC": "12500.00",
+                     *           "irmNumber": "SBINIR0599001001001804",
+                     *           "irmDt": "2026-11-23",
+                     *           "irmIfscCode": "SBIN0004266",
+                     *           "irmAdCode": "0002331",
+                     *           "irmPurposeCode": "P0103",
+                     *           "remitterName": "Globex Trading LLC",
+                     *           "remitterCountry": "US",
+                     *           "currency": "USD",
+                     *           "realisedValueFCC": "12500.00",
+                     *           "commissionValDeduct": null,
+                     *           "commissionValInfo": null,
+                     *           "discountValDeduct": null,
+                     *           "discountValInfo": null,
+                     *           "insuranceValDeduct": null,
+                     *           "insuranceValInfo": null,
+                     *           "freightValDeduct": null,
+                     *           "freightValInfo": null,
+                     *           "otherDeductionDeduct": null,
+                     *           "otherdeductionsInfo": null
+                     *         }
+                     *       ],
+                     *       "totals": [
+                     *         {
+                     *           "currency": "USD",
+                     *           "count": 1,
+                     *           "realisedValue": "12500.00"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        rows: Record<string, never>[];
+                        totals: Record<string, never>[];
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `database_unavailable`, `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/database_unavailable",
+                     *       "title": "Database unavailable",
+                     *       "status": 503,
+                     *       "detail": "Database unavailable.",
+                     *       "code": "database_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getIrmUtilisationReport: {
+        parameters: {
+            query?: {
+                /** @description The file format: csv (the default), xlsx or json */
+                format?: "csv" | "xlsx" | "json";
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                fromDate?: string;
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                toDate?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The platform customer id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report, as an attachment */
+            200: {
+                headers: {
+                    /** @description attachment; filename="<IEC>-<report>-<fromDate>-<toDate>.<format>": fromDate is `start` when not given, toDate today (UTC) */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example irmNumber,irmIssueDate,remittanceDate,irmStatus,ifscCode,remittanceAdCode,purposeOfRemittance,remitterName,remitterCountry,currency,remittedValue,utilisedValue,availableValue,realisedValue,ebrcCount,ebrcs
+                     *     SBINIR0599001001001804,2026-11-23,2026-11-22,partially_utilised,SBIN0004266,0002331,P0103,Globex Trading LLC,US,USD,40118.96,12500.00,27618.96,12500.00,1,EBRC202611250000000001 12500.00
+                     *
+                     *     currency,count,remittedValue,utilisedValue,availableValue,realisedValue
+                     *     USD,1,40118.96,12500.00,27618.96,12500.00
+                     */
+                    "text/csv": string;
+                    /** @example (an XLSX workbook: the sheet "IRM utilisation", then the sheet "Totals"; every cell text) */
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    /**
+                     * @example {
+                     *       "rows": [
+                     *         {
+                     *           "irmNumber": "SBINIR0599001001001804",
+                     *           "irmIssueDate": "2026-11-23",
+                     *           "remittanceDate": "2026-11-22",
+                     *           "irmStatus": "partially_utilised",
+                     *           "ifscCode": "SBIN0004266",
+                     *           "remittanceAdCode": "0002331",
+                     *           "purposeOfRemittance": "P0103",
+                     *           "remitterName": "Globex Trading LLC",
+                     *           "remitterCountry": "US",
+                     *           "currency": "USD",
+                     *           "remittedValue": "40118.96",
+                     *           "utilisedValue": "12500.00",
+                     *           "availableValue": "27618.96",
+                     *           "realisedValue": "12500.00",
+                     *           "ebrcCount": "1",
+                     *           "ebrcs": [
+                     *             {
+                     *               "ebrcNumber": "EBRC202611250000000001",
+                     *               "ebrcDate": "2026-11-25",
+                     *               "realisedValue": "12500.00",
+                     *               "status": "generated"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "totals": [
+                     *         {
+                     *           "currency": "USD",
+                     *           "count": 1,
+                     *           "remittedValue": "40118.96",
+                     *           "utilisedValue": "12500.00",
+                     *           "availableValue": "27618.96",
+                     *           "realisedValue": "12500.00"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        rows: Record<string, never>[];
+                        totals: Record<string, never>[];
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform customer was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `database_unavailable`, `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/database_unavailable",
+                     *       "title": "Database unavailable",
+                     *       "status": 503,
+                     *       "detail": "Database unavailable.",
+                     *       "code": "database_unavailable",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */

@@ -366,6 +366,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'eBRC generation', description: 'Push lines, follow their status' },
         { name: 'Spreadsheet upload', description: 'Upload a filled-in template: its rows checked, split into pushes and pushed in the background' },
         { name: 'eBRCs', description: "A customer's eBRCs, and each one's PDF summary" },
+        { name: 'Reports', description: "What an exporter's accountant files: the eBRC register and the IRM utilisation report (CSV, XLSX, json)" },
         { name: 'Webhooks', description: 'Endpoints your events are delivered to (Standard Webhooks), their secrets and delivery logs' },
         { name: 'Events', description: 'Every change you would otherwise poll for, kept at least 30 days' },
         { name: 'Operations', description: 'Health, readiness and metrics' },

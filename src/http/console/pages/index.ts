@@ -9,6 +9,7 @@ import { uploadsPage } from './uploads.ts';
 import { webhooksPage } from './webhooks.ts';
 import { eventsPage } from './events.ts';
 import { apiKeysPage } from './api-keys.ts';
+import { reportsPage } from './reports.ts';
 
 /**
  * The console's pages, in the navigation's order. A new page is a file in this folder (its routes and its nav entry),
@@ -22,6 +23,7 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
   uploadsPage,
   irmsPage,
   ebrcsPage,
+  reportsPage,
   webhooksPage,
   eventsPage,
   apiKeysPage,

@@ -1,15 +1,9 @@
-import { PassThrough } from 'node:stream';
 import type { Api, Deps } from '../../deps.ts';
 import { irmTemplate } from '../../../services/irm-template.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { IdParams, IrmTemplateQuery, problems, spreadsheetAnswer } from '../../schemas.ts';
 import { requireDateRange } from '../date-range.ts';
-
-/** The failure of a download whose client closed the connection first: Fastify destroyed the body, nothing broke. */
-function clientWentAway(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ABORT_ERR' || code === 'ERR_STREAM_DESTROYED';
-}
+import { sendDownload } from '../download.ts';
 
 export function irmTemplateRoute(app: Api, deps: Deps): void {
   app.get(
@@ -40,18 +34,7 @@ export function irmTemplateRoute(app: Api, deps: Deps): void {
     async (request, reply) => {
       requireDateRange(request.query);
       const template = await irmTemplate(deps.context, deps.irmPuller, platformOf(request), request.params.id, request.query);
-      reply.type(template.contentType).header('content-disposition', `attachment; filename="${template.fileName}"`);
-      // HEAD (which Fastify answers with this handler) gets the headers without the file being made.
-      if (request.method === 'HEAD') return reply.send();
-      const body = new PassThrough();
-      // writeTemplate ends `body` when the file is complete, and destroys it on any failure: Fastify then cuts the
-      // connection without ending the chunked body, so a client never takes part of a file for all of it.
-      template.write(body).catch((error: unknown) => {
-        if (clientWentAway(error)) request.log.info('the client closed the connection before the IRM template was complete');
-        else request.log.error({ err: error }, 'the IRM template failed while it was being sent');
-        body.destroy(error instanceof Error ? error : new Error(String(error)));
-      });
-      return reply.send(body);
+      return sendDownload(request, reply, template, 'IRM template');
     },
   );
 }

@@ -1,0 +1,96 @@
+import { EXAMPLE_EBRC_NUMBER, EXAMPLE_REQUEST_ID } from '../../schemas.ts';
+
+/** One eBRC of the register, as the examples of the OpenAPI document show it. */
+const REGISTER_ROW = {
+  ebrcNumber: EXAMPLE_EBRC_NUMBER,
+  ebrcDate: '2026-11-25',
+  status: 'generated',
+  source: 'this_service',
+  requestId: EXAMPLE_REQUEST_ID,
+  sbCumInvoiceNumber: '4120031',
+  sbCumInvoiceDate: '2026-11-23',
+  portCode: 'INNSA1',
+  billNo: '4120031',
+  sbCumInvoiceFCC: 'USD',
+  sbCumInvoiceValueinFCC: '12500.00',
+  irmNumber: 'SBINIR0599001001001804',
+  irmDt: '2026-11-23',
+  irmIfscCode: 'SBIN0004266',
+  irmAdCode: '0002331',
+  irmPurposeCode: 'P0103',
+  remitterName: 'Globex Trading LLC',
+  remitterCountry: 'US',
+  currency: 'USD',
+  realisedValueFCC: '12500.00',
+  commissionValDeduct: null,
+  commissionValInfo: null,
+  discountValDeduct: null,
+  discountValInfo: null,
+  insuranceValDeduct: null,
+  insuranceValInfo: null,
+  freightValDeduct: null,
+  freightValInfo: null,
+  otherDeductionDeduct: null,
+  otherdeductionsInfo: null,
+};
+
+const REGISTER_TOTALS = [{ currency: 'USD', count: 1, realisedValue: '12500.00' }];
+
+function csvOf(rows: readonly Record<string, unknown>[], totals: readonly Record<string, unknown>[]): string {
+  const line = (values: readonly unknown[]): string => values.map((value) => (value === null ? '' : String(value))).join(',');
+  return [
+    line(Object.keys(rows[0]!)),
+    ...rows.map((row) => line(Object.values(row))),
+    '',
+    line(Object.keys(totals[0]!)),
+    ...totals.map((total) => line(Object.values(total))),
+    '',
+  ].join('\n');
+}
+
+export const REGISTER_EXAMPLE = {
+  csv: csvOf([REGISTER_ROW], REGISTER_TOTALS),
+  json: { rows: [REGISTER_ROW], totals: REGISTER_TOTALS },
+};
+
+const PLATFORM_REGISTER_ROW = {
+  platformCustomerId: '0b9f5a52-3c1e-4d8a-9f57-2f6a1c7d9e10',
+  customerName: 'Acme Exports',
+  iecCode: '0599001001',
+  ...REGISTER_ROW,
+};
+
+export const PLATFORM_REGISTER_EXAMPLE = {
+  csv: csvOf([PLATFORM_REGISTER_ROW], REGISTER_TOTALS),
+  json: { rows: [PLATFORM_REGISTER_ROW], totals: REGISTER_TOTALS },
+};
+
+const UTILISATION_ROW = {
+  irmNumber: 'SBINIR0599001001001804',
+  irmIssueDate: '2026-11-23',
+  remittanceDate: '2026-11-22',
+  irmStatus: 'partially_utilised',
+  ifscCode: 'SBIN0004266',
+  remittanceAdCode: '0002331',
+  purposeOfRemittance: 'P0103',
+  remitterName: 'Globex Trading LLC',
+  remitterCountry: 'US',
+  currency: 'USD',
+  remittedValue: '40118.96',
+  utilisedValue: '12500.00',
+  availableValue: '27618.96',
+  realisedValue: '12500.00',
+  ebrcCount: '1',
+};
+
+const UTILISATION_TOTALS = [
+  { currency: 'USD', count: 1, remittedValue: '40118.96', utilisedValue: '12500.00', availableValue: '27618.96', realisedValue: '12500.00' },
+];
+
+export const UTILISATION_EXAMPLE = {
+  csv: csvOf([{ ...UTILISATION_ROW, ebrcs: `${EXAMPLE_EBRC_NUMBER} 12500.00` }], UTILISATION_TOTALS),
+  json: {
+    rows: [{ ...UTILISATION_ROW, ebrcs: [{ ebrcNumber: EXAMPLE_EBRC_NUMBER, ebrcDate: '2026-11-25', realisedValue: '12500.00', status: 'generated' }] }],
+    totals: UTILISATION_TOTALS,
+  },
+};
