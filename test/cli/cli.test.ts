@@ -271,7 +271,7 @@ describe('cli usage errors', { concurrency: true }, () => {
     assert.equal(option.code, 2);
     assert.match(option.stderr, /^Unknown option '--force'.*\nUsage: npm run cli -- list-keys --platform <platformId>\n/);
     const unknown = await cli(env, 'frobnicate');
-    assert.match(unknown.stderr, /^Unknown command "frobnicate"\nCommands: migrate, create-platform, list-platforms, issue-key, .*enable-user\.\n/);
+    assert.match(unknown.stderr, /^Unknown command "frobnicate"\nCommands: migrate, create-platform, list-platforms, issue-key, .*enable-user, backup, restore\.\n/);
     for (const run of [short, option, unknown]) assert.ok(run.stderr.split('\n').length <= 4, run.stderr);
   });
 
