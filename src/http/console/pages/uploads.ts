@@ -59,7 +59,7 @@ export function uploadOutcome(upload: Pick<BulkUpload, 'status' | 'rowCount' | '
     label: 'Completed',
     tone: 'good',
     what: pending > 0
-      ? `Every row was accepted by the authority; ${pending} ${pending === 1 ? 'is' : 'are'} still being processed. Follow each request for the eBRCs it generated.`
+      ? `Every row was pushed and accepted by the authority; ${pending} ${pending === 1 ? 'is' : 'are'} still being processed. Follow each request for the eBRCs it generated.`
       : 'Every row was pushed and generated its eBRC.',
   };
 }
