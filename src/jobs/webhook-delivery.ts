@@ -7,7 +7,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { signatureHeaders } from '../domain/webhook-signature.ts';
 import type { CredentialsVault } from '../services/credentials-vault.ts';
 import { toEvent } from '../services/outbox.ts';
-import { sendWebhook, type DeliveryOutcome } from '../services/webhook-sender.ts';
+import { longestAttemptMs, sendWebhook, type DeliveryOutcome } from '../services/webhook-sender.ts';
 import type { Database } from '../store/database.ts';
 import type { Schema } from '../store/schema.ts';
 import * as store from '../store/webhook-attempts.ts';
@@ -87,7 +87,7 @@ export class WebhookDelivery implements DeliveryScheduler {
     this.#db = options.database.db;
     this.#perEndpoint = Math.max(1, Math.floor(options.concurrency / 4));
     // A job still active this long after it started had its process die mid-attempt: pg-boss retries it.
-    this.#expireSeconds = Math.ceil(options.timeoutMs / 1000) + 30;
+    this.#expireSeconds = Math.ceil(longestAttemptMs(options.timeoutMs) / 1000) + 30;
   }
 
   /** Creates the queue (the boss is started). */
