@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import dns from 'node:dns';
 import { mock, test, type TestContext } from 'node:test';
+import { PgBoss } from 'pg-boss';
 import { newWebhookSecret } from '../../src/domain/webhook-signature.ts';
 import { CredentialsVault } from '../../src/services/credentials-vault.ts';
 import { EventOutbox, type NewEvent } from '../../src/services/outbox.ts';
@@ -75,6 +76,14 @@ async function waitForDeliveries(api: Requester, endpointId: string, done: (item
   }
 }
 
+/** Blocks this process's event loop for `ms` (the service's with it), as a long synchronous step or a starved CPU does. */
+function busyFor(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // Busy.
+  }
+}
+
 async function disable(api: Requester, endpointId: string): Promise<void> {
   const changed = await api.request('PATCH', `${BASE}/${endpointId}`, { body: { status: 'disabled' } });
   assert.equal(changed.status, 200, changed.text);
@@ -137,14 +146,61 @@ describeEachBackend(
       await h.database.db.transaction().execute((tx) => new EventOutbox().record(tx, events));
       const committedAt = Date.now();
       h.service.relay.wake();
-      const received = await hooks.waitForCount(count, 60_000);
+      const received = await hooks.waitFor(() => hooks.webhookIds().size === count, 60_000, `${count} distinct events`);
       const tookMs = Math.max(...received.map((request) => request.receivedAt)) - committedAt;
       const times = received.map((request) => request.receivedAt).sort((a, b) => a - b);
-      const longestPauseMs = Math.max(...times.slice(1).map((time, n) => time - times[n]!));
-      t.diagnostic(`${count} events at one endpoint delivered in ${tookMs} ms; the longest pause between two deliveries was ${longestPauseMs} ms`);
-      assert.equal(hooks.webhookIds().size, count);
-      assert.ok(longestPauseMs < 400, `no delivery waits for the next poll while the endpoint has a backlog (longest pause ${longestPauseMs} ms)`);
-      assert.ok(tookMs < 2_500, `${count} events delivered within 2.5 s (${tookMs} ms)`);
+      const pauses = times.slice(1).map((time, n) => time - times[n]!);
+      // How fast is for `npm run bench:webhooks`; on a loaded machine any one pause can be long. Paced by the poll
+      // (500 ms), the backlog would wait about that long between every two batches of an endpoint's slots.
+      const batches = Math.ceil(count / Math.max(1, Math.floor(h.config.webhookConcurrency / 4)));
+      const pollLikePauses = pauses.filter((pause) => pause >= 400).length;
+      t.diagnostic(`${count} events at one endpoint delivered in ${tookMs} ms; the longest pause between two deliveries was ${Math.max(...pauses)} ms`);
+      assert.equal(received.length, count, 'each event delivered once: the receiver answered every attempt at once');
+      assert.ok(pollLikePauses < batches - 1, `no batch waits for the next poll while the endpoint has a backlog (${pollLikePauses} pauses of 400 ms or more)`);
+    });
+
+    test('the service stalled past the delivery timeout with a backlog in flight (a loaded machine) sends no event twice', async (t) => {
+      const platform = await freshPlatform(h);
+      const api = as(h, platform);
+      const count = 60;
+      // At the 10th request this process stalls for longer than WEBHOOK_TIMEOUT_MS (3 s): every attempt in flight has
+      // its answer waiting, or its request unsent, when the service looks again.
+      const hooks = await receiver(t, (request) => {
+        if (request.index === 10) setImmediate(() => busyFor(3_500));
+        return {};
+      });
+      const endpoint = await createEndpoint(api, hooks.url(), ['ebrc.generated']);
+      const events: NewEvent[] = Array.from({ length: count }, (_, n) => ({ platformId: platform.id, platformCustomerId: null, type: 'ebrc.generated', data: { n } }));
+      await h.database.db.transaction().execute((tx) => new EventOutbox().record(tx, events));
+      h.service.relay.wake();
+      await hooks.waitFor(() => hooks.webhookIds().size === count, 60_000, `${count} distinct events`);
+      const log = await waitForDeliveries(api, endpoint.id, (items) => items.length >= count && items.every((item) => item.status !== 'pending'));
+      assert.deepEqual(log.filter((item) => item.status !== 'succeeded'), [], 'no attempt timed out on the service\'s own stall');
+      await sleep(1_500);
+      assert.equal(hooks.requests.length, count, 'each event delivered once');
+    });
+
+    test('a job run again while its attempt is still being sent (pg-boss thought it lost: its heartbeat lapsed under load) sends nothing more', async (t) => {
+      const platform = await freshPlatform(h);
+      const api = as(h, platform);
+      const hooks = await receiver(t, { delayMs: 2_500 });
+      const endpoint = await createEndpoint(api, hooks.url(), ['ebrc.generated']);
+      const event = await sendTest(api, endpoint.id);
+      await hooks.waitForCount(1, 5_000);
+      // The attempt is in flight (its receiver answers in 2.5 s): pg-boss fails its job, as its supervision does when
+      // the job's heartbeat lapses, and queues it to run again about a second later.
+      const attempt = await h.database.db.selectFrom('webhook_attempts').select('id').where('event_id', '=', event.id).executeTakeFirstOrThrow();
+      const boss = new PgBoss({ db: h.database.executor as never, supervise: false, schedule: false });
+      const running = (await boss.findJobs('webhook-delivery', { key: attempt.id })).filter((job) => job.state === 'active');
+      assert.equal(running.length, 1, 'the attempt has one job, running');
+      await boss.fail('webhook-delivery', running[0]!.id, { message: 'heartbeat lapsed' });
+
+      const [delivery] = await waitForDeliveries(api, endpoint.id, (items) => items[0]?.status === 'succeeded');
+      assert.equal(delivery.attempt, 1);
+      // Past the job's retry: it found its attempt being sent, or recorded, and sent nothing.
+      await sleep(3_000);
+      assert.equal(hooks.withId(event.id).length, 1, 'one request for one attempt');
+      assert.equal((await deliveries(api, endpoint.id)).length, 1, 'one attempt in the log');
     });
 
     test('a test event reaches its endpoint alone at once: Standard Webhooks headers, the event as body, a signature that verifies', async (t) => {
