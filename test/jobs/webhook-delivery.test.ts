@@ -10,7 +10,7 @@ import { createPlatform } from '../../src/services/platforms.ts';
 import { loadServerKey } from '../../src/services/server-key.ts';
 import { insertEndpoint } from '../../src/store/webhooks.ts';
 import { describeEachBackend, expectProblem, type Harness, type InjectOptions, type TestResponse } from '../support/harness.ts';
-import { WebhookReceiver, verifies, verifyDelivery, type Behaviour, type ReceivedRequest, type Responder } from '../support/webhook-receiver.ts';
+import { WebhookReceiver, busyFor, verifies, verifyDelivery, type Behaviour, type ReceivedRequest, type Responder } from '../support/webhook-receiver.ts';
 import { lineFor, pushBody, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
 /**
@@ -73,14 +73,6 @@ async function waitForDeliveries(api: Requester, endpointId: string, done: (item
     if (done(items)) return items;
     if (Date.now() > deadline) assert.fail(`the deliveries of ${endpointId} did not get there within ${timeoutMs} ms: ${JSON.stringify(items, null, 1)}`);
     await sleep(100);
-  }
-}
-
-/** Blocks this process's event loop for `ms` (the service's with it), as a long synchronous step or a starved CPU does. */
-function busyFor(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // Busy.
   }
 }
 

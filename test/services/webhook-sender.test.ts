@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders, RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sendWebhook } from '../../src/services/webhook-sender.ts';
 import type { WebhookRequest } from '../../src/services/webhook-sender.ts';
+import { busyFor } from '../support/webhook-receiver.ts';
 
 type Received = { method: string; url: string; headers: IncomingHttpHeaders; body: string };
 
@@ -45,14 +46,6 @@ after(() => {
 
 const body = JSON.stringify({ id: 'evt_123', type: 'webhook.test', timestamp: '2025-01-01T00:00:00.000Z', platformCustomerId: null, data: { note: 'ok ✓' } });
 const signature = { 'webhook-id': 'evt_123', 'webhook-timestamp': '1735689600', 'webhook-signature': 'v1,c2lnbmF0dXJl' };
-
-/** Blocks this process's event loop for `ms`, as a long synchronous step (or a CPU taken by others) would. */
-function busyFor(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // Busy.
-  }
-}
 
 function attempt(url: string, overrides: Partial<WebhookRequest> = {}): ReturnType<typeof sendWebhook> {
   return sendWebhook({ url, headers: signature, body, timeoutMs: 5_000, allowPrivate: true, ...overrides });
