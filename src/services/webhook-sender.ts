@@ -143,12 +143,12 @@ export async function sendWebhook(request: WebhookRequest): Promise<DeliveryOutc
 
 /** The deadline is checked this often; a longer gap between two checks is this process stalled, not the receiver slow. */
 const DEADLINE_TICK_MS = 100;
-/** However stalled this process is, an attempt gives up after this many times its timeout. */
-const MAX_DEADLINE_STRETCH = 2;
+/** However stalled this process is, an attempt gives up this long after its timeout. */
+const MOST_STALL_FORGIVEN_MS = 30_000;
 
 /** The longest an attempt can last: its timeout, stretched by this process's stalls. */
 export function longestAttemptMs(timeoutMs: number): number {
-  return timeoutMs * MAX_DEADLINE_STRETCH;
+  return timeoutMs + MOST_STALL_FORGIVEN_MS;
 }
 
 /**
