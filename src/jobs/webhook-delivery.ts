@@ -7,7 +7,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { signatureHeaders } from '../domain/webhook-signature.ts';
 import type { CredentialsVault } from '../services/credentials-vault.ts';
 import { toEvent } from '../services/outbox.ts';
-import { sendWebhook, type DeliveryOutcome } from '../services/webhook-sender.ts';
+import { longestAttemptMs, sendWebhook, type DeliveryOutcome } from '../services/webhook-sender.ts';
 import type { Database } from '../store/database.ts';
 import type { Schema } from '../store/schema.ts';
 import * as store from '../store/webhook-attempts.ts';
@@ -74,6 +74,8 @@ export class WebhookDelivery implements DeliveryScheduler {
   readonly #finished: Finished[] = [];
   /** The jobs this process holds (sending, or waiting for their outcome to be written): they beat until completed. */
   readonly #held = new Set<string>();
+  /** The attempts this process is sending, until their outcomes are written. */
+  readonly #sending = new Set<string>();
   #heartbeat: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
   #wake: (() => void) | undefined;
@@ -87,7 +89,7 @@ export class WebhookDelivery implements DeliveryScheduler {
     this.#db = options.database.db;
     this.#perEndpoint = Math.max(1, Math.floor(options.concurrency / 4));
     // A job still active this long after it started had its process die mid-attempt: pg-boss retries it.
-    this.#expireSeconds = Math.ceil(options.timeoutMs / 1000) + 30;
+    this.#expireSeconds = Math.ceil(longestAttemptMs(options.timeoutMs) / 1000) + 30;
   }
 
   /** Creates the queue (the boss is started). */
@@ -192,21 +194,28 @@ export class WebhookDelivery implements DeliveryScheduler {
     if (woken) await delay(GATHER_MS);
   }
 
-  /** Reads the fetched jobs' attempts in one statement and sends each pending one, side by side. */
-  async #start(jobs: readonly Job<DeliveryJob>[]): Promise<void> {
+  /**
+   * Reads the fetched jobs' attempts in one statement and sends each pending one, side by side. A job this process
+   * already holds, fetched again (pg-boss failed it while it ran: its heartbeat lapsed while this process was stalled),
+   * is left to the run under way, which completes it; another job of an attempt being sent only completes.
+   */
+  async #start(fetched: readonly Job<DeliveryJob>[]): Promise<void> {
+    const jobs = fetched.filter((job) => !this.#held.has(job.id));
     for (const job of jobs) this.#held.add(job.id);
     const attempts = new Map((await store.findAttemptsToDeliver(this.#db, jobs.map((job) => job.data.attemptId))).map((attempt) => [attempt.id, attempt]));
     for (const job of jobs) {
       const attempt = attempts.get(job.data.attemptId);
       // Recorded already (a run that died before completing its job), or its endpoint deleted: nothing to send.
-      if (attempt === undefined || attempt.status !== 'pending') {
+      if (attempt === undefined || attempt.status !== 'pending' || this.#sending.has(attempt.id)) {
         this.#settle({ job, attempt: null, outcome: null });
         continue;
       }
+      this.#sending.add(attempt.id);
       const sending = this.#attempt(attempt).then(
         (outcome) => this.#settle({ job, attempt, outcome }),
         (error: unknown) => {
           this.#options.log.error({ err: error, event: attempt.event_id, attempt: attempt.id }, 'webhook attempt failed unexpectedly; its job will run again');
+          this.#sending.delete(attempt.id);
           this.#failJobs([job]);
         },
       );
@@ -294,9 +303,11 @@ export class WebhookDelivery implements DeliveryScheduler {
       });
     } catch (error) {
       this.#options.log.error({ err: error, attempts: batch.length }, 'could not record webhook attempts; their jobs will run again');
+      for (const { attempt } of sent) this.#sending.delete(attempt.id);
       this.#failJobs(batch.map((item) => item.job));
       return;
     }
+    for (const { attempt } of sent) this.#sending.delete(attempt.id);
     await this.#boss.complete(QUEUE, batch.map((item) => item.job.id)).catch((error: unknown) => {
       this.#options.log.error({ err: error }, 'could not complete webhook jobs; they will run again and find their attempts recorded');
     });

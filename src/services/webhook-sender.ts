@@ -88,7 +88,7 @@ export async function sendWebhook(request: WebhookRequest): Promise<DeliveryOutc
     const finish = (error: string | null, refused = false): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(deadline);
+      deadline.cancel();
       // Stop reading (a receiver may stream forever) and close the connection: it is never reused.
       incoming?.destroy();
       outgoing?.destroy();
@@ -111,7 +111,7 @@ export async function sendWebhook(request: WebhookRequest): Promise<DeliveryOutc
 
     // At the deadline, an answer whose status came in time is judged by its status (contract: any 2xx within the
     // timeout), with the part of its body read so far; no status yet is a timeout.
-    const deadline = setTimeout(() => (responseStatus === null ? finish(`timed out after ${request.timeoutMs} ms`) : answered()), request.timeoutMs);
+    const deadline = receiverDeadline(request.timeoutMs, () => (responseStatus === null ? finish(`timed out after ${request.timeoutMs} ms`) : answered()));
 
     try {
       outgoing = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options);
@@ -139,6 +139,48 @@ export async function sendWebhook(request: WebhookRequest): Promise<DeliveryOutc
     });
     outgoing.end(request.body);
   });
+}
+
+/** The deadline is checked this often; a longer gap between two checks is this process stalled, not the receiver slow. */
+const DEADLINE_TICK_MS = 100;
+/** However stalled this process is, an attempt gives up this long after its timeout. */
+const MOST_STALL_FORGIVEN_MS = 30_000;
+
+/** The longest an attempt can last: its timeout, stretched by this process's stalls. */
+export function longestAttemptMs(timeoutMs: number): number {
+  return timeoutMs + MOST_STALL_FORGIVEN_MS;
+}
+
+/**
+ * Calls `expired` once the receiver has had `timeoutMs` to answer. A stall of this process (its event loop blocked by a
+ * long synchronous step, its CPU taken by others) is not the receiver's time: a check that comes late counts only the
+ * tick it waited for, so a receiver is not timed out because we could not send its request or read its answer, and is not
+ * sent the event again while it holds an answer we never read. At the deadline what has arrived is read first
+ * (`setImmediate` runs after the pending I/O). Never later than `longestAttemptMs`.
+ */
+function receiverDeadline(timeoutMs: number, expired: () => void): { cancel(): void } {
+  const startedAt = performance.now();
+  let checkedAt = startedAt;
+  let waited = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let immediate: NodeJS.Immediate | undefined;
+  const wait = (ms: number): void => {
+    timer = setTimeout(() => {
+      const now = performance.now();
+      // The tick's own length counts; whatever it came late by was this process's.
+      waited += Math.min(now - checkedAt, ms);
+      checkedAt = now;
+      if (waited >= timeoutMs || now - startedAt >= longestAttemptMs(timeoutMs)) immediate = setImmediate(expired);
+      else wait(Math.min(DEADLINE_TICK_MS, timeoutMs - waited));
+    }, ms);
+  };
+  wait(Math.min(DEADLINE_TICK_MS, timeoutMs));
+  return {
+    cancel() {
+      clearTimeout(timer);
+      clearImmediate(immediate);
+    },
+  };
 }
 
 function redirectError(location: string | undefined): string {

@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders, RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sendWebhook } from '../../src/services/webhook-sender.ts';
 import type { WebhookRequest } from '../../src/services/webhook-sender.ts';
+import { busyFor } from '../support/webhook-receiver.ts';
 
 type Received = { method: string; url: string; headers: IncomingHttpHeaders; body: string };
 
@@ -136,6 +137,30 @@ describe('sendWebhook', () => {
     assert.equal(outcome.error, 'timed out after 300 ms');
     assert.ok(took >= 290 && took < 1_000, `took ${took} ms`);
     assert.ok(outcome.durationMs >= 290 && outcome.durationMs < 1_000);
+  });
+
+  test('an answer that came in time succeeds even when this process was too busy to read it before the deadline', async () => {
+    // The receiver answers at once; then this process stalls (its event loop blocked, as by a long synchronous step or a
+    // starved CPU) past the deadline. The answer has been waiting to be read: the receiver was not slow, we were.
+    const hook = await receiver((_request, response) => {
+      response.writeHead(200).end('ok', () => busyFor(800));
+    });
+    const outcome = await attempt(hook.url, { timeoutMs: 300 });
+    assert.equal(outcome.error, null);
+    assert.equal(outcome.succeeded, true);
+    assert.equal(outcome.responseStatus, 200);
+    assert.equal(outcome.responseBody, 'ok');
+  });
+
+  test('a stall of this process before the receiver had the request is not counted against the receiver', async () => {
+    // The attempt starts, then this process stalls past the whole deadline before it could even connect; the receiver
+    // answers well within the deadline once it has the request.
+    const hook = await receiver((_request, response) => setTimeout(() => response.writeHead(200).end('ok'), 100));
+    setTimeout(() => busyFor(800), 0);
+    const outcome = await attempt(hook.url, { timeoutMs: 300 });
+    assert.equal(outcome.error, null);
+    assert.equal(outcome.succeeded, true);
+    assert.equal(hook.received.length, 1);
   });
 
   test('a 2xx whose body streams forever succeeds promptly with at most 1 KiB', async () => {

@@ -40,6 +40,17 @@ export type ReceivedRequest = {
   behaviour: Behaviour;
 };
 
+/**
+ * Blocks this process's event loop for `ms` (a service in this process with it), as a long synchronous step or a CPU
+ * taken by others would: the stall a loaded machine puts a sender through.
+ */
+export function busyFor(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // Busy.
+  }
+}
+
 export type Responder = (request: ReceivedRequest) => Behaviour;
 
 export class WebhookReceiver {
