@@ -30,6 +30,7 @@ import { PushService } from './services/genebrc/push.ts';
 import { IrmPuller } from './services/irms.ts';
 import { Reconciliations } from './services/reconciliations.ts';
 import { ReconcileSchedule } from './jobs/reconcile-schedule.ts';
+import { runGuarded } from './jobs/poison.ts';
 import { EventOutbox } from './services/outbox.ts';
 import { DatabaseAvailability } from './store/availability.ts';
 import { openDatabase, type Database } from './store/database.ts';
@@ -150,7 +151,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const uploadJobs = new BulkUploadJobs({ boss, database, log });
     const uploads = new BulkUploads(context, push, uploadJobs);
     const drain = new Drain();
-    const reconciliations = new Reconciliations(context, irmPuller, log);
+    const reconciliations = new Reconciliations(context, irmPuller, (job, run, setAside) => runGuarded({ db: database.db, log, ...job }, run, setAside), log);
     app = await buildApp({
       config,
       database,

@@ -24,9 +24,10 @@ export async function runGuarded<T>(
   const { db, queue, key, log } = options;
   const unfinished = await beginRun(db, queue, key);
   if (unfinished > MAX_UNFINISHED_RUNS) {
-    const reason = `its work was cut off ${unfinished - 1} times in a row (the service stopped while working on it), so it was set aside instead of tried again`;
+    // The count goes on with each attempt set aside, but no run began after the last of the MAX_UNFINISHED_RUNS cut off.
+    const reason = `its work was cut off ${MAX_UNFINISHED_RUNS} times in a row (the service stopped while working on it), so it was set aside instead of tried again`;
     // Said loudly the first time; a sweep that queues the job again later hears it quietly.
-    (unfinished === MAX_UNFINISHED_RUNS + 1 ? log.error : log.warn).call(log, { queue, key, unfinishedRuns: unfinished - 1 }, `poison job set aside: ${reason}`);
+    (unfinished === MAX_UNFINISHED_RUNS + 1 ? log.error : log.warn).call(log, { queue, key, unfinishedRuns: MAX_UNFINISHED_RUNS }, `poison job set aside: ${reason}`);
     // The count stays: any later attempt is set aside again without running.
     return setAside(reason);
   }

@@ -12,6 +12,7 @@ import type { Database } from '../store/database.ts';
 import type { Schema } from '../store/schema.ts';
 import * as store from '../store/webhook-attempts.ts';
 import { executorOf, HEARTBEAT_SECONDS } from './boss.ts';
+import { runGuarded } from './poison.ts';
 import type { DeliveryScheduler } from './scheduler.ts';
 import { inSpan } from '../telemetry/spans.ts';
 
@@ -29,7 +30,8 @@ const POLL_MS = 500;
 const GATHER_MS = 5;
 
 type DeliveryJob = { attemptId: string };
-type Sent = DeliveryOutcome & { sentAt: Date };
+/** `final`: failed for good, with no further attempt (an attempt set aside as poison). */
+type Sent = DeliveryOutcome & { sentAt: Date; final?: boolean };
 /** A job done with: its attempt and how it went (null for a job with nothing left to send). */
 type Finished = { job: Job<DeliveryJob>; attempt: store.AttemptToDeliver | null; outcome: Sent | null };
 
@@ -211,7 +213,9 @@ export class WebhookDelivery implements DeliveryScheduler {
         continue;
       }
       this.#sending.add(attempt.id);
-      const sending = this.#attempt(attempt).then(
+      // An attempt whose sending kept taking the process down is failed for good instead (src/jobs/poison.ts).
+      const guard = { db: this.#db, queue: QUEUE, key: attempt.id, log: this.#options.log };
+      const sending = runGuarded(guard, () => this.#attempt(attempt), async (reason) => setAside(reason)).then(
         (outcome) => this.#settle({ job, attempt, outcome }),
         (error: unknown) => {
           this.#options.log.error({ err: error, event: attempt.event_id, attempt: attempt.id }, 'webhook attempt failed unexpectedly; its job will run again');
@@ -266,7 +270,7 @@ export class WebhookDelivery implements DeliveryScheduler {
     const { retrySchedule, disableAfterMs } = this.#options;
     const sent = batch.filter((item): item is Finished & { attempt: store.AttemptToDeliver; outcome: Sent } => item.attempt !== null && item.outcome !== null);
     const outcomes = sent.map(({ attempt, outcome }) => {
-      const retryIn = outcome.succeeded || attempt.endpoint_status === 'disabled' ? undefined : retrySchedule[attempt.retry];
+      const retryIn = outcome.succeeded || outcome.final === true || attempt.endpoint_status === 'disabled' ? undefined : retrySchedule[attempt.retry];
       return { attempt, outcome, nextAttemptAt: retryIn === undefined ? null : new Date(Date.now() + retryIn * 1000) };
     });
     let disabled: string[] = [];
@@ -405,6 +409,12 @@ export class WebhookDelivery implements DeliveryScheduler {
     await Promise.allSettled([...this.#inFlight]);
     while (this.#flushing) await this.#flushing;
   }
+}
+
+/** The outcome of an attempt set aside as poison: failed, with the reason in its delivery log, and no attempt after it. */
+function setAside(reason: string): Sent {
+  const error = `not sent again: ${reason}; redeliver the event to try again`;
+  return { succeeded: false, refused: false, responseStatus: null, responseBody: null, durationMs: 0, error, sentAt: new Date(), final: true };
 }
 
 /** The webhook series of the metrics registry (GET /metrics). */

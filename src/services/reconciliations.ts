@@ -4,6 +4,7 @@ import { AuthorityError } from '../authority/authority.ts';
 import { AppError, authorityProblem } from '../errors.ts';
 import type { ReconciliationSchema } from '../http/schemas.ts';
 import { findCustomer } from '../store/customers.ts';
+import { endRun } from '../store/job-runs.ts';
 import * as store from '../store/reconciliations.ts';
 import { requireStoredCredentials, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
@@ -15,6 +16,14 @@ export type Reconciliation = Static<typeof ReconciliationSchema>;
 
 /** A run still `running` after this long was left by a process that died (a run is two authority pulls). */
 const STALE_RUN_MS = 15 * 60 * 1000;
+/** A customer's runs are counted against poison under this name (table job_runs, keyed by the customer). */
+const GUARDED_AS = 'reconciliation';
+
+/**
+ * Runs a job guarded against poison (`runGuarded`, src/jobs/poison.ts, given by src/service.ts): a job whose runs kept
+ * being cut off by the process dying gets `setAside` with the reason instead of `run`.
+ */
+export type PoisonGuard = <T>(job: { queue: string; key: string }, run: () => Promise<T>, setAside: (reason: string) => Promise<T>) => Promise<T>;
 
 export function toReconciliation(row: store.ReconciliationRow): Reconciliation {
   return {
@@ -40,12 +49,14 @@ export function toReconciliation(row: store.ReconciliationRow): Reconciliation {
 export class Reconciliations {
   readonly #context: ServiceContext;
   readonly #puller: IrmPuller;
+  readonly #guard: PoisonGuard;
   readonly #log: FastifyBaseLogger | undefined;
   readonly #running = new Set<Promise<unknown>>();
 
-  constructor(context: ServiceContext, puller: IrmPuller, log?: FastifyBaseLogger) {
+  constructor(context: ServiceContext, puller: IrmPuller, guard: PoisonGuard, log?: FastifyBaseLogger) {
     this.#context = context;
     this.#puller = puller;
+    this.#guard = guard;
     this.#log = log;
   }
 
@@ -103,25 +114,38 @@ export class Reconciliations {
     void work.finally(() => this.#running.delete(work));
   }
 
-  /** The run's work: the IRMs, then every eBRC the authority reports; its outcome, whatever happens. */
+  /**
+   * The run's work: the IRMs, then every eBRC the authority reports; its outcome, whatever happens. A customer whose
+   * runs kept being cut off by the process dying is not worked: its run fails with the reason, until a request
+   * (which forgets the runs cut off before it: someone asked to try again).
+   */
   async #work(run: store.ReconciliationRow, customer: VerifiedCustomer): Promise<void> {
     let outcome: store.RunOutcome;
     try {
-      const irms = await this.#puller.pullNow(customer);
-      const ebrcs = await syncEbrcs(this.#context, customer, {});
-      outcome = {
-        status: 'completed',
-        irmsUpdated: irms.updated,
-        irmsCancelled: irms.cancelled,
-        ebrcsDiscovered: ebrcs.discovered,
-        ebrcsCancelled: ebrcs.cancelled,
-        error: null,
-      };
+      if (run.trigger === 'request') await endRun(this.#context.db, GUARDED_AS, customer.id);
+      outcome = await this.#guard({ queue: GUARDED_AS, key: customer.id }, () => this.#reconcile(customer), async (reason) => ({
+        ...NOTHING,
+        status: 'failed',
+        error: `${reason}; request a reconciliation to try again`,
+      }));
     } catch (error) {
       if (!(error instanceof AuthorityError) && !(error instanceof AppError)) this.#log?.error({ err: error, reconciliationId: run.id }, 'a reconciliation failed');
       outcome = { ...NOTHING, status: 'failed', error: reasonOf(error) };
     }
     await this.#finish(run, outcome).catch((error: unknown) => this.#log?.error({ err: error, reconciliationId: run.id }, 'a reconciliation could not be recorded'));
+  }
+
+  async #reconcile(customer: VerifiedCustomer): Promise<store.RunOutcome> {
+    const irms = await this.#puller.pullNow(customer);
+    const ebrcs = await syncEbrcs(this.#context, customer, {});
+    return {
+      status: 'completed',
+      irmsUpdated: irms.updated,
+      irmsCancelled: irms.cancelled,
+      ebrcsDiscovered: ebrcs.discovered,
+      ebrcsCancelled: ebrcs.cancelled,
+      error: null,
+    };
   }
 
   /** Records the run's outcome with its reconciliation.completed event, in one transaction. */

@@ -9,6 +9,8 @@ import { EventOutbox, type NewEvent } from '../../src/services/outbox.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
 import { loadServerKey } from '../../src/services/server-key.ts';
 import { insertEndpoint } from '../../src/store/webhooks.ts';
+import { MAX_UNFINISHED_RUNS } from '../../src/jobs/poison.ts';
+import { beginRun } from '../../src/store/job-runs.ts';
 import { describeEachBackend, expectProblem, type Harness, type InjectOptions, type TestResponse } from '../support/harness.ts';
 import { WebhookReceiver, busyFor, verifies, verifyDelivery, type Behaviour, type ReceivedRequest, type Responder } from '../support/webhook-receiver.ts';
 import { lineFor, pushBody, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
@@ -346,6 +348,28 @@ describeEachBackend(
       assert.ok(hooks.requests.every((request) => request.headers['webhook-id'] === event.id));
       const shown = await api.request('GET', `${BASE}/${endpoint.id}`);
       assert.equal(shown.body.status, 'enabled', 'a few failures do not disable an endpoint (5 days do)');
+    });
+
+    test(`an attempt whose sending was cut off ${MAX_UNFINISHED_RUNS} times is failed for good with the reason in the log, not sent again`, async (t) => {
+      const platform = await freshPlatform(h);
+      const api = as(h, platform);
+      const hooks = await receiver(t);
+      const endpoint = await createEndpoint(api, hooks.url());
+      const event = await sendTest(api, endpoint.id);
+      await waitForDeliveries(api, endpoint.id, (items) => items[0]?.status === 'succeeded');
+      // A further attempt whose runs began three times and never ended: what three processes killed sending it leave.
+      const poisoned = randomUUID();
+      for (let run = 0; run < MAX_UNFINISHED_RUNS; run++) await beginRun(h.database.db, 'webhook-delivery', poisoned);
+      await h.service.delivery.schedule(h.database.db, [{ id: poisoned, endpointId: endpoint.id, eventId: event.id, attempt: 2, retry: 0, dueAt: new Date() }]);
+      h.service.delivery.committed();
+      const log = await waitForDeliveries(api, endpoint.id, (items) => items[0]?.attempt === 2 && items[0].status !== 'pending');
+      assert.deepEqual(log.map((item) => [item.attempt, item.status]), [[2, 'failed'], [1, 'succeeded']]);
+      assert.match(log[0].error, /cut off 3 times in a row/);
+      assert.equal(log[0].responseStatus, null);
+      assert.equal(log[0].nextAttemptAt, null, 'no attempt follows it');
+      await sleep(2_000);
+      assert.equal(hooks.requests.length, 1, 'the poisoned attempt was never sent');
+      assert.equal((await deliveries(api, endpoint.id)).length, 2);
     });
 
     test('a redirect (301, 302, 307, 308) is a failure and is never followed', async (t) => {

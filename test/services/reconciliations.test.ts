@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Authority } from '../../src/authority/authority.ts';
+import { MAX_UNFINISHED_RUNS } from '../../src/jobs/poison.ts';
+import { beginRun } from '../../src/store/job-runs.ts';
 import { describeEachBackend, expectProblem, type Harness } from '../support/harness.ts';
 import { amendIrmAtBank, cancelEbrcAtPortal, cancelIrmAtBank, eventsOf, portalEbrc } from '../support/outside.ts';
 import { sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
@@ -11,13 +13,14 @@ import { sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
  * customer whose credentials were refused skipped with the reason.
  */
 
-/** Holds the IRM pulls while `gate.closed`: a run can be caught while it runs. */
-const gate = { closed: false, waiting: [] as (() => void)[] };
+/** Holds the IRM pulls while `gate.closed`: a run can be caught while it runs. Counts the pulls. */
+const gate = { closed: false, waiting: [] as (() => void)[], pulls: 0 };
 
 function gatedPulls(adapter: Authority): Authority {
   return {
     ...adapter,
     async fetchIrms(credentials, query, options) {
+      gate.pulls++;
       if (gate.closed) await new Promise<void>((resolve) => gate.waiting.push(resolve));
       return adapter.fetchIrms(credentials, query, options);
     },
@@ -112,6 +115,26 @@ describeEachBackend(
       assert.equal((await runs(h, notYet)).meta.totalItems, 0, 'verified just now: its point in the interval has not come');
 
       assert.equal(await h.service.reconcileSchedule.runOnce(), 0, 'not again within the interval');
+    });
+
+    test(`a customer whose runs were cut off ${MAX_UNFINISHED_RUNS} times is failed with the reason, not run by the schedule, until a request`, async () => {
+      const customer = await verifiedCustomer(h, 'reconcile-poison@example.com');
+      // Three runs that began and never ended: what three processes killed while reconciling the customer leave.
+      for (let run = 0; run < MAX_UNFINISHED_RUNS; run++) await beginRun(h.database.db, 'reconciliation', customer);
+      const due = { id: customer, platform_id: h.platformA.id };
+      const pulls = gate.pulls;
+      for (let tick = 0; tick < 2; tick++) await h.service.reconciliations.scheduled(due);
+      const setAside = (await runs(h, customer)).items;
+      assert.deepEqual(setAside.map((run: any) => [run.trigger, run.status]), [['schedule', 'failed'], ['schedule', 'failed']]);
+      for (const run of setAside) assert.match(run.error, /cut off 3 times in a row.*request a reconciliation to try again/);
+      assert.equal(gate.pulls, pulls, 'the authority was not called');
+
+      const requested = await reconcile(h, customer);
+      assert.equal(requested.status, 202, requested.text);
+      assert.equal((await finished(h, customer, requested.body.id)).status, 'completed');
+      await h.service.reconciliations.scheduled(due);
+      const [scheduled] = (await runs(h, customer)).items;
+      assert.deepEqual([scheduled.trigger, scheduled.status], ['schedule', 'completed'], 'after a request the schedule runs it again');
     });
   },
   { authority: gatedPulls, env: { RECONCILE_INTERVAL_SECONDS: '86400', AUTHORITY_TIMEOUT_MS: '3000' } },
