@@ -119,7 +119,13 @@ export class PushService {
       declarationFlag: body.decalarationFlag,
     };
     const refused = (errors: ErrorDetail[]) => this.#refuse(request, lines, irms, errors, link);
-    if (ruleErrors.length > 0) return refused(ruleErrors);
+    if (ruleErrors.length > 0) {
+      const ack = await refused(ruleErrors);
+      // Our copy of the IRMs said no; it may be behind the authority (an eBRC made on the portal): pulled as for the
+      // authority's own refusal, so that the next read shows the authority's amounts.
+      if (ruleErrors.some((detail) => REFRESHING_CODES.has(detail.code))) await this.#refreshAfterRefusal(customer);
+      return ack;
+    }
     try {
       await this.#reserveAndOpen(request, lines, irms, link);
     } catch (error) {
@@ -266,9 +272,10 @@ export class PushService {
   }
 
   /**
-   * The authority refused the push for an amount or an IRM it does not have: our copy of the customer's IRMs is behind
-   * (contract 13, "No wedge"). They are pulled at once, before the refusal is answered, so that the next list,
-   * template, matching or review shows the authority's amounts. The refusal is the answer whatever the pull meets.
+   * The push was refused for an amount or an IRM the authority does not have, by the authority or by our checks on
+   * our copy: that copy may be behind the authority (contract 13, "No wedge"). The customer's IRMs are pulled at once,
+   * before the refusal is answered, so that the next list, template, matching or review shows the authority's amounts.
+   * The refusal is the answer whatever the pull meets.
    */
   async #refreshAfterRefusal(customer: VerifiedCustomer): Promise<void> {
     try {
