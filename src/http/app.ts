@@ -124,11 +124,11 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       // Large bodies are parsed (and refused when absurd) in a worker thread: no request waits behind them.
       void parseJsonOffThread(body.toString('utf8')).then((outcome) => {
         if ('value' in outcome) return done(null, outcome.value);
-        const { kind, message } = outcome.failure;
+        const failure = outcome.failure;
         done(
-          kind === 'syntax'
-            ? Object.assign(new Error(`Body is not valid JSON but content-type is set to 'application/json': ${message}`), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' })
-            : new AppError('validation_failed', message, { errors: [{ path: '', code: 'too_many_fields', message }] }),
+          failure.kind === 'syntax'
+            ? Object.assign(new Error(`Body is not valid JSON but content-type is set to 'application/json': ${failure.message}`), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' })
+            : new AppError('validation_failed', failure.message, { errors: [{ path: '', code: failure.code, message: failure.message }] }),
           undefined,
         );
       });

@@ -1,9 +1,10 @@
 import { Worker } from 'node:worker_threads';
+import type { ParsedJsonProblem } from './json-limits.ts';
 
 /** Bodies at least this large are parsed in a worker thread; smaller ones take well under a millisecond to parse. */
 export const OFF_THREAD_JSON_BYTES = 256 * 1024;
 
-export type OffThreadOutcome = { value: unknown } | { failure: { kind: 'syntax' | 'shape'; message: string } };
+export type OffThreadOutcome = { value: unknown } | { failure: { kind: 'syntax'; message: string } | ({ kind: 'shape' } & ParsedJsonProblem) };
 
 let worker: Worker | undefined;
 let nextId = 0;
@@ -27,6 +28,8 @@ function theWorker(): Worker {
     settle?.(outcome);
   });
   started.on('error', (error) => failAll(`the body could not be parsed (${error.message})`));
+  // A value the event loop cannot take back (its clone failed): no request may be left waiting for it.
+  started.on('messageerror', () => failAll('the body could not be parsed'));
   started.on('exit', () => {
     if (worker === started) failAll('the body could not be parsed');
   });

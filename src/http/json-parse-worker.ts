@@ -11,6 +11,6 @@ parentPort!.on('message', ({ id, text }: { id: number; text: string }) => {
     return;
   }
   const problem = checkParsedJson(value);
-  if (problem !== null) parentPort!.postMessage({ id, failure: { kind: 'shape', message: problem } });
+  if (problem !== null) parentPort!.postMessage({ id, failure: { kind: 'shape', ...problem } });
   else parentPort!.postMessage({ id, value });
 });
