@@ -23,7 +23,10 @@ export async function startReconciliation(
     return tx
       .insertInto('reconciliations')
       .values({ id: randomUUID(), platform_id: run.platformId, platform_customer_id: run.customerId, trigger: run.trigger, status: 'running', started_at: run.at })
-      .onConflict((oc) => oc.column('platform_customer_id').where('status', '=', 'running').doNothing())
+      // The arbiter's predicate is a literal: PostgreSQL matches a parameter to the partial index only in a custom plan,
+      // and a pooled connection that has run the statement often enough plans it generically ("no unique or exclusion
+      // constraint matching the ON CONFLICT specification").
+      .onConflict((oc) => oc.column('platform_customer_id').where('status', '=', sql.lit('running')).doNothing())
       .returningAll()
       .executeTakeFirst();
   });
