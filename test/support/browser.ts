@@ -92,8 +92,9 @@ export function describeConsole(name: string, suite: (h: ConsoleHarness) => void
                 timezoneId: 'Asia/Kolkata',
                 locale: 'en-IN',
               });
-              // A page that does not come within 10 s will not come: fail with the locator, not the test's timeout.
-              context.setDefaultTimeout(10_000);
+              // A page that does not come within 30 s (a loaded machine: a download built on the embedded database) will not
+              // come: fail with the locator, not the test's timeout.
+              context.setDefaultTimeout(30_000);
               contexts.add(context);
               return context.newPage();
             },
