@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
 import { checkPushMessage } from '../domain/push-message.ts';
 import { AppError, ERROR_TABLE } from '../errors.ts';
-import type { BulkUploadSchema } from '../http/schemas.ts';
+import type { BulkUploadSchema } from '../schemas/uploads.ts';
 import type { UploadProgress, UploadScheduler } from '../jobs/bulk-upload.ts';
 import type { BulkUploadProblem } from '../store/schema.ts';
 import * as store from '../store/uploads.ts';

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { PlatformCustomerSchema } from '../http/schemas.ts';
+import type { PlatformCustomerSchema } from '../schemas/platform-customers.ts';
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { AppError, notFound } from '../errors.ts';

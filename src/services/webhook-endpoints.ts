@@ -5,15 +5,7 @@ import type { Config } from '../config.ts';
 import { ALL_EVENTS, EVENT_TYPES, isEventType } from '../domain/events.ts';
 import { newWebhookSecret } from '../domain/webhook-signature.ts';
 import { AppError, notFound, type FieldError } from '../errors.ts';
-import type {
-  CreatedWebhookEndpoint,
-  NewWebhookEndpoint,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookDeliveryListQuery,
-  WebhookEndpointChanges,
-  WebhookEndpointListQuery,
-} from '../http/schemas.ts';
+import type { CreatedWebhookEndpoint, NewWebhookEndpoint, WebhookDelivery, WebhookDeliveryListQuery, WebhookEndpoint, WebhookEndpointChanges, WebhookEndpointListQuery } from '../schemas/webhook-endpoints.ts';
 import type { DeliveryScheduler } from '../jobs/scheduler.ts';
 import { findEventOfPlatform } from '../store/events.ts';
 import type { Schema } from '../store/schema.ts';

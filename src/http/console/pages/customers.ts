@@ -4,7 +4,7 @@ import { storeApiCredentials } from '../../../services/authority-api-credentials
 import { checkAuthorityCredentials } from '../../../services/authority-credentials.ts';
 import { createCustomer, listCustomers, requireCustomer, toCustomer, type Customer, type NewCustomer } from '../../../services/customers.ts';
 import type { Api, Deps } from '../../deps.ts';
-import { ApiCredentialSetBody, CheckCredentialsBody, CreatePlatformCustomerBody, CustomerListQuery } from '../../schemas.ts';
+import { ApiCredentialSetBody, CheckCredentialsBody, CreatePlatformCustomerBody, CustomerListQuery } from '../../../schemas/platform-customers.ts';
 import { formFields, optional, text, validated, type FormFields, type Problem } from '../forms.ts';
 import type { ConsolePage } from '../page.ts';
 import { failureOf, platformOf, queryOf, redirectTo, render } from '../render.ts';

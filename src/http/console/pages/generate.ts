@@ -14,7 +14,7 @@ import { matchIrms } from '../../../services/irm-matching.ts';
 import { refreshIrms, type IrmRecord } from '../../../services/irms.ts';
 import { claimKey, completeKey, linkResource, releaseKey } from '../../../store/idempotency.ts';
 import type { Api, Deps } from '../../deps.ts';
-import { PushBodySchema } from '../../schemas.ts';
+import { PushBodySchema } from '../../../schemas/genebrc-requests.ts';
 import { formFields, list, text, validated, type FormFields, type Problem } from '../forms.ts';
 import type { ConsolePage } from '../page.ts';
 import { failureOf, platformOf, render } from '../render.ts';

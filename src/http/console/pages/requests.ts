@@ -6,7 +6,7 @@ import { listCustomers, requireCustomer, toCustomer } from '../../../services/cu
 import type { RequestListQuery as RequestListQueryType, RequestSummary } from '../../../services/genebrc/list.ts';
 import type { Api, Deps } from '../../deps.ts';
 import { requireDateRange } from '../../routes/date-range.ts';
-import { RequestListQuery, type RequestRecordSchema } from '../../schemas.ts';
+import { RequestListQuery, type RequestRecordSchema } from '../../../schemas/genebrc-requests.ts';
 import { optional, validated, type Problem } from '../forms.ts';
 import type { ConsolePage } from '../page.ts';
 import { failureOf, platformOf, queryOf, render } from '../render.ts';

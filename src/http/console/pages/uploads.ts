@@ -7,7 +7,8 @@ import { irmTemplate, type IrmTemplateQuery as IrmTemplateQueryType } from '../.
 import type { Api, Deps } from '../../deps.ts';
 import { requireDateRange } from '../../routes/date-range.ts';
 import { readUploadForm, uploadedFileOf } from '../../routes/genebrc/uploads/form.ts';
-import { IrmTemplateQuery, UploadFormBody, UploadListQuery, UploadParams } from '../../schemas.ts';
+import { IrmTemplateQuery } from '../../../schemas/irms.ts';
+import { UploadFormBody, UploadListQuery, UploadParams } from '../../../schemas/uploads.ts';
 import { formFields, optional, text, validated, type Problem } from '../forms.ts';
 import { helpers } from '../helpers.ts';
 import type { ConsolePage } from '../page.ts';
