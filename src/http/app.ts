@@ -32,7 +32,7 @@ import { irmRefreshRoute } from './routes/irm/refresh.ts';
 import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
 import { reportRoutes } from './routes/reports/index.ts';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints/index.ts';
-import { compileRequestValidator, hasUnstorableText, unstorableText } from './validation.ts';
+import { compileRequestValidator, hasUnstorableText, unstorableText } from '../services/validation.ts';
 import { EbrcSchema } from '../schemas/ebrcs.ts';
 import { EventSchema } from '../schemas/events.ts';
 import { IrmSchema } from '../schemas/irms.ts';

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { lineToWire, normaliseLines, type RawLine } from '../../src/domain/push-line.ts';
 import type { UploadTypeCode } from '../../src/domain/upload-type.ts';
 import { PushLineSchema } from '../../src/schemas/genebrc-requests.ts';
-import { compileValidator } from '../../src/http/validation.ts';
+import { compileValidator } from '../../src/services/validation.ts';
 import { scaled } from '../support/reliability.ts';
 
 /**

@@ -7,7 +7,7 @@ import { EventListQuery } from '../../src/schemas/events.ts';
 import { PushBodySchema, RequestListQuery } from '../../src/schemas/genebrc-requests.ts';
 import { IrmRefreshQuery } from '../../src/schemas/irms.ts';
 import { CustomerListQuery } from '../../src/schemas/platform-customers.ts';
-import { compileRequestValidator, hasUnstorableText, unstorableText } from '../../src/http/validation.ts';
+import { compileRequestValidator, hasUnstorableText, unstorableText } from '../../src/services/validation.ts';
 import { backends, expectProblem, injectRaw, startHarness } from '../support/harness.ts';
 
 /** Text PostgreSQL cannot keep as sent: NUL, or a surrogate without its pair. */

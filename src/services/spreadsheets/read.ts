@@ -6,7 +6,7 @@ import { normaliseLines, type RawLine } from '../../domain/push-line.ts';
 import { REQUIRED_COLUMNS, SPREADSHEET_COLUMNS, type SpreadsheetColumn } from '../../domain/spreadsheet-columns.ts';
 import { normalizeUploadType, type UploadTypeCode } from '../../domain/upload-type.ts';
 import { PushLineSchema } from '../../schemas/genebrc-requests.ts';
-import { compileRequestValidator } from '../../http/validation.ts';
+import { compileRequestValidator } from '../validation.ts';
 import { XLSX_CONTENT_TYPE, type SpreadsheetFormat } from './template.ts';
 import { XLSX_LIMITS, XlsxUnreadable, xlsxRows, type XlsxLimits } from './xlsx.ts';
 import { ZipBudgetExceeded, ZipUnreadable } from './zip.ts';

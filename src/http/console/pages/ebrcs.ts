@@ -1,5 +1,6 @@
 import type { Api, Deps } from '../../deps.ts';
-import { requireCustomer, toCustomer } from '../../../services/customers.ts';
+import { requireCustomer } from '../../../services/customers.ts';
+import { toCustomer } from '../../../services/customer-view.ts';
 import { ebrcCertificate, listEbrcs, type Ebrc, type EbrcPageQuery } from '../../../services/ebrcs.ts';
 import { requireDateRange } from '../../routes/date-range.ts';
 import { EbrcListQuery, EbrcParams } from '../../../schemas/ebrcs.ts';

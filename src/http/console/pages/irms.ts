@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { requireCustomer, toCustomer } from '../../../services/customers.ts';
+import { requireCustomer } from '../../../services/customers.ts';
+import { toCustomer } from '../../../services/customer-view.ts';
 import { refreshIrms, type IrmPageQuery, type IrmRecord } from '../../../services/irms.ts';
 import type { Api, Deps } from '../../deps.ts';
 import { requireDateRange } from '../../routes/date-range.ts';

@@ -1,5 +1,6 @@
 import type { Api, Deps } from '../../deps.ts';
-import { requireCustomer, toCustomer } from '../../../services/customers.ts';
+import { requireCustomer } from '../../../services/customers.ts';
+import { toCustomer } from '../../../services/customer-view.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer } from '../../../schemas/common.ts';
 import { IdParams, PLATFORM_CUSTOMER_EXAMPLES, PlatformCustomerRef } from '../../../schemas/platform-customers.ts';
