@@ -1,5 +1,8 @@
 import type { AuthorityError, AuthorityFailure } from './authority/authority.ts';
 
+/** The most field problems one answer lists, so that a 400 stays small whatever the request. */
+export const MAX_LISTED_ERRORS = 100;
+
 /**
  * Every error code the API answers with (contract 1): its HTTP status and title, what it means and what to do. The one
  * table: the error handler renders from it, the OpenAPI document lists it, and docs/errors.md is generated from it

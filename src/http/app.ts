@@ -32,8 +32,15 @@ import { irmRefreshRoute } from './routes/irm/refresh.ts';
 import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
 import { reportRoutes } from './routes/reports/index.ts';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints/index.ts';
-import { SHARED_SCHEMAS } from './schemas.ts';
-import { compileRequestValidator, hasUnstorableText, unstorableText } from './validation.ts';
+import { compileRequestValidator, hasUnstorableText, unstorableText } from '../services/validation.ts';
+import { EbrcSchema } from '../schemas/ebrcs.ts';
+import { EventSchema } from '../schemas/events.ts';
+import { IrmSchema } from '../schemas/irms.ts';
+import { PlatformCustomerSchema } from '../schemas/platform-customers.ts';
+import { ProblemSchema } from '../schemas/problems.ts';
+import { ReconciliationSchema } from '../schemas/reconciliations.ts';
+import { BulkUploadSchema } from '../schemas/uploads.ts';
+import { WebhookEndpointSchema } from '../schemas/webhook-endpoints.ts';
 import { registerConsole } from './console/plugin.ts';
 
 const BODY_LIMIT = 5 * 1024 * 1024;
@@ -41,6 +48,8 @@ const BODY_LIMIT = 5 * 1024 * 1024;
 const MAX_PATH_PARAMETER_LENGTH = 200;
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const ROUTER_OPTIONS = { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH };
+/** The schemas the routes name by $ref, in the order the OpenAPI document lists them under components. */
+const SHARED_SCHEMAS = [ProblemSchema, PlatformCustomerSchema, IrmSchema, EbrcSchema, WebhookEndpointSchema, EventSchema, BulkUploadSchema, ReconciliationSchema];
 
 /** Log redaction: no API key, password or authority secret may reach a log line. */
 export const REDACTED_PATHS = [

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.ts';
-import type { DeliveryScheduler } from '../jobs/scheduler.ts';
+import type { DeliveryScheduler } from '../services/webhook-endpoints.ts';
 import type { BulkUploads } from '../services/bulk-uploads.ts';
 import type { ServiceContext } from '../services/context.ts';
 import type { RequestList } from '../services/genebrc/list.ts';

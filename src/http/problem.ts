@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ERROR_TABLE, type ErrorCode, type FieldError } from '../errors.ts';
+import { ERROR_TABLE, MAX_LISTED_ERRORS, type ErrorCode, type FieldError } from '../errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -12,9 +12,6 @@ export type Problem = {
   requestId: string;
   errors?: FieldError[];
 };
-
-/** The most field problems one answer lists, so that a 400 stays small whatever the request. */
-export const MAX_LISTED_ERRORS = 100;
 
 function problemType(code: ErrorCode): string {
   return `https://ebrc-gateway.dev/problems/${code}`;

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import type { FastifyBaseLogger } from 'fastify';
+import type { UploadProgress, UploadScheduler } from '../services/bulk-uploads.ts';
 import type { Database } from '../store/database.ts';
 import type { Schema } from '../store/schema.ts';
 import { unfinishedUploadIds } from '../store/uploads.ts';
@@ -12,14 +13,6 @@ const RECOVERY_BATCH = 1_000;
 const RETRY_DELAY_SECONDS = 5;
 
 type UploadJob = { uploadId: string };
-
-/** Background work on uploads the services ask for; scheduled in the caller's transaction so it is never lost. */
-export interface UploadScheduler {
-  scheduleUpload(db: Kysely<Schema>, uploadId: string): Promise<void>;
-}
-
-/** What working an upload came to: finished (completed or rejected), or waiting on a request still unsettled. */
-export type UploadProgress = 'finished' | 'waiting';
 
 /**
  * Runs spreadsheet uploads (contract 11) on pg-boss: one job at a time per upload (an `exclusive` queue keyed by the

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { JobResult, PgBoss } from 'pg-boss';
 import type { FastifyBaseLogger } from 'fastify';
+import type { RequestScheduler } from '../services/genebrc/lifecycle.ts';
 import type { Database } from '../store/database.ts';
 import { openRequestIds } from '../store/requests.ts';
 import type { Schema } from '../store/schema.ts';
 import { cancelOrphanedJobs, executorOf, HEARTBEAT_SECONDS } from './boss.ts';
 import { runGuarded } from './poison.ts';
-import type { RequestScheduler } from './scheduler.ts';
 
 const QUEUE = 'genebrc-advance';
 const RECOVERY_INTERVAL_MS = 60_000;

@@ -7,13 +7,13 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { signatureHeaders } from '../domain/webhook-signature.ts';
 import type { CredentialsVault } from '../services/credentials-vault.ts';
 import { toEvent } from '../services/outbox.ts';
+import type { DeliveryScheduler } from '../services/webhook-endpoints.ts';
 import { longestAttemptMs, sendWebhook, type DeliveryOutcome } from '../services/webhook-sender.ts';
 import type { Database } from '../store/database.ts';
 import type { Schema } from '../store/schema.ts';
 import * as store from '../store/webhook-attempts.ts';
 import { executorOf, HEARTBEAT_SECONDS } from './boss.ts';
 import { runGuarded } from './poison.ts';
-import type { DeliveryScheduler } from './scheduler.ts';
 import { inSpan } from '../telemetry/spans.ts';
 
 const QUEUE = 'webhook-delivery';

@@ -3,7 +3,8 @@ import { credentialSetToText, parseCredentialSet } from '../authority/protocol/c
 import { AppError, type FieldError } from '../errors.ts';
 import * as store from '../store/customers.ts';
 import type { ServiceContext } from './context.ts';
-import { requireCustomer, toCustomer, type Customer } from './customers.ts';
+import { requireCustomer } from './customers.ts';
+import { toCustomer, type Customer } from './customer-view.ts';
 
 /**
  * Stores a customer's API credential set for the authority, replacing the one before: read as the authority's portal

@@ -4,7 +4,8 @@ import { AppError } from '../errors.ts';
 import * as store from '../store/customers.ts';
 import type { CustomerRow } from '../store/customers.ts';
 import { openCredentialSet, type CommitLink, type ServiceContext } from './context.ts';
-import { requireCustomer, toCustomer, type Customer } from './customers.ts';
+import { requireCustomer } from './customers.ts';
+import { toCustomer, type Customer } from './customer-view.ts';
 
 /**
  * Validates a customer's authority credentials (contract 7). In sandbox mode the username and password log in at the

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { checkPushMessage } from '../domain/push-message.ts';
 import { AppError, ERROR_TABLE } from '../errors.ts';
-import type { BulkUploadSchema } from '../http/schemas.ts';
-import type { UploadProgress, UploadScheduler } from '../jobs/bulk-upload.ts';
-import type { BulkUploadProblem } from '../store/schema.ts';
+import type { BulkUploadSchema } from '../schemas/uploads.ts';
+import type { BulkUploadProblem, Schema } from '../store/schema.ts';
 import * as store from '../store/uploads.ts';
 import { requireVerified, type ServiceContext } from './context.ts';
 import { requireCustomer } from './customers.ts';
@@ -15,6 +15,14 @@ import { itemsPage, offsetOf, type PageRequest } from './pages.ts';
 import { detectFormat } from './spreadsheets/read.ts';
 import { checkInWorker } from './spreadsheets/worker.ts';
 import type { RawLine } from '../domain/push-line.ts';
+
+/** The port the upload jobs implement: background work on uploads, scheduled in the caller's transaction so it is never lost. */
+export interface UploadScheduler {
+  scheduleUpload(db: Kysely<Schema>, uploadId: string): Promise<void>;
+}
+
+/** What working an upload came to: finished (completed or rejected), or waiting on a request still unsettled. */
+export type UploadProgress = 'finished' | 'waiting';
 
 export type BulkUpload = Static<typeof BulkUploadSchema>;
 

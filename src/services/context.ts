@@ -6,7 +6,7 @@ import { AppError } from '../errors.ts';
 import { markCredentialsInvalid, type CustomerRow } from '../store/customers.ts';
 import type { Schema } from '../store/schema.ts';
 import type { CredentialsVault } from './credentials-vault.ts';
-import { toCustomer } from './customers.ts';
+import { toCustomer } from './customer-view.ts';
 import type { EventOutbox } from './outbox.ts';
 import type { ServerKey } from './server-key.ts';
 

@@ -1,5 +1,3 @@
-import type { Static } from 'typebox';
-import type { PlatformCustomerSchema } from '../http/schemas.ts';
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { AppError, notFound } from '../errors.ts';
@@ -7,36 +5,8 @@ import * as store from '../store/customers.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import type { Schema } from '../store/schema.ts';
 import type { CommitLink } from './context.ts';
+import { toCustomer, type Customer } from './customer-view.ts';
 import { itemsPage, offsetOf } from './pages.ts';
-
-export type Customer = Static<typeof PlatformCustomerSchema>;
-
-export function toCustomer(row: store.ShownCustomerRow): Customer {
-  return {
-    id: row.id,
-    name: row.name,
-    email: row.email,
-    type: 'customer',
-    companyName: row.company_name,
-    address: row.address,
-    platformId: row.platform_id,
-    isActive: row.is_active,
-    iecCode: row.iec_code,
-    authorityVerifiedAt: row.authority_verified_at?.toISOString() ?? null,
-    authorityCredentialsStatus: row.authority_credentials_status,
-    authorityApiCredentials:
-      row.authority_api_credentials_updated_at === null
-        ? null
-        : {
-            iecCode: row.authority_api_iec_code!,
-            clientId: row.authority_api_client_id!,
-            envelopeProfile: row.authority_api_envelope_profile!,
-            updatedAt: row.authority_api_credentials_updated_at.toISOString(),
-          },
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
 
 export type NewCustomer = { name: string; email: string; companyName: string; address?: string | null | undefined };
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
-import type { EbrcSchema } from '../http/schemas.ts';
+import type { EbrcSchema } from '../schemas/ebrcs.ts';
 import { isoFromDdMMyyyy } from '../domain/dates.ts';
 import { centsToNumber, formatCents, parseDecimalString, parseMoney } from '../domain/money.ts';
 import { visibleStatus } from '../domain/request-state.ts';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { notFound } from '../errors.ts';
-import type { EventListQuery as EventListQuerySchema } from '../http/schemas.ts';
+import type { EventListQuery as EventListQuerySchema } from '../schemas/events.ts';
 import * as store from '../store/events.ts';
 import type { Schema } from '../store/schema.ts';
 import { requireCustomer } from './customers.ts';

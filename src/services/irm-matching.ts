@@ -16,7 +16,7 @@ import { normaliseLines, type FieldProblem, type RawLine } from '../domain/push-
 import { PORT_CODES } from '../domain/purpose-codes.ts';
 import type { UploadTypeCode } from '../domain/upload-type.ts';
 import { AppError } from '../errors.ts';
-import type { MatchAnswerSchema, MatchBodySchema } from '../http/schemas.ts';
+import type { MatchAnswerSchema, MatchBodySchema } from '../schemas/irm-matching.ts';
 import * as store from '../store/irms.ts';
 import { requireVerified, type ServiceContext } from './context.ts';
 import { requireCustomer } from './customers.ts';

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { AuthorityIrm } from '../authority/authority.ts';
-import type { IrmSchema } from '../http/schemas.ts';
+import type { IrmSchema } from '../schemas/irms.ts';
 import { parseDecimalString, centsToNumber, formatCents } from '../domain/money.ts';
 import { balanceAfterPull, CANCELLED_AT_AUTHORITY, irmStatusOf } from '../domain/irm-status.ts';
 import * as store from '../store/irms.ts';

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Static } from 'typebox';
 import { AuthorityError } from '../authority/authority.ts';
 import { AppError, authorityProblem } from '../errors.ts';
-import type { ReconciliationSchema } from '../http/schemas.ts';
+import type { ReconciliationSchema } from '../schemas/reconciliations.ts';
 import { findCustomer } from '../store/customers.ts';
 import { endRun } from '../store/job-runs.ts';
 import * as store from '../store/reconciliations.ts';

@@ -5,16 +5,7 @@ import type { Config } from '../config.ts';
 import { ALL_EVENTS, EVENT_TYPES, isEventType } from '../domain/events.ts';
 import { newWebhookSecret } from '../domain/webhook-signature.ts';
 import { AppError, notFound, type FieldError } from '../errors.ts';
-import type {
-  CreatedWebhookEndpoint,
-  NewWebhookEndpoint,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookDeliveryListQuery,
-  WebhookEndpointChanges,
-  WebhookEndpointListQuery,
-} from '../http/schemas.ts';
-import type { DeliveryScheduler } from '../jobs/scheduler.ts';
+import type { CreatedWebhookEndpoint, NewWebhookEndpoint, WebhookDelivery, WebhookDeliveryListQuery, WebhookEndpoint, WebhookEndpointChanges, WebhookEndpointListQuery } from '../schemas/webhook-endpoints.ts';
 import { findEventOfPlatform } from '../store/events.ts';
 import type { Schema } from '../store/schema.ts';
 import * as store from '../store/webhooks.ts';
@@ -23,6 +14,14 @@ import type { CredentialsVault } from './credentials-vault.ts';
 import type { Event, EventOutbox } from './outbox.ts';
 import { checkWebhookUrl } from './webhook-url.ts';
 import { itemsPage, offsetOf } from './pages.ts';
+
+/** The port the webhook delivery worker implements: deliveries the services ask for (a redelivery, a test event), scheduled in the caller's transaction. */
+export interface DeliveryScheduler {
+  /** Schedules an attempt, due now, to deliver this event to this endpoint; returns the attempt's id. */
+  deliverNow(db: Kysely<Schema>, delivery: { eventId: string; endpointId: string }): Promise<string>;
+  /** Wakes this process's delivery worker after the transaction that scheduled attempts has committed. */
+  committed(): void;
+}
 
 /** What the endpoint services work with. */
 export type WebhookContext = { db: Kysely<Schema>; vault: CredentialsVault; config: Pick<Config, 'webhookAllowPrivateUrls'> };

@@ -3,8 +3,8 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { lineToWire, normaliseLines, type RawLine } from '../../src/domain/push-line.ts';
 import type { UploadTypeCode } from '../../src/domain/upload-type.ts';
-import { PushLineSchema } from '../../src/http/schemas.ts';
-import { compileValidator } from '../../src/http/validation.ts';
+import { PushLineSchema } from '../../src/schemas/genebrc-requests.ts';
+import { compileValidator } from '../../src/services/validation.ts';
 import { scaled } from '../support/reliability.ts';
 
 /**

@@ -2,13 +2,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import {
-  EXAMPLE_CUSTOMER_ID,
-  EXAMPLE_EBRC_NUMBER,
-  EXAMPLE_EVENT_ID,
-  EXAMPLE_REQUEST_ID,
-  EXAMPLE_WEBHOOK_ENDPOINT_ID,
-} from '../../src/http/schemas.ts';
+import { EXAMPLE_CUSTOMER_ID, EXAMPLE_EBRC_NUMBER, EXAMPLE_EVENT_ID, EXAMPLE_REQUEST_ID, EXAMPLE_WEBHOOK_ENDPOINT_ID } from '../../src/schemas/common.ts';
 import { describeEachBackend, type Harness, type TestResponse } from '../support/harness.ts';
 import { firstRefresh, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 

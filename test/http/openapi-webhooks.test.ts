@@ -4,7 +4,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { loadConfig } from '../../src/config.ts';
 import { EVENT_TYPES } from '../../src/domain/events.ts';
-import { StatusSchema } from '../../src/http/schemas.ts';
+import { StatusSchema } from '../../src/schemas/genebrc-requests.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
 import { injectRequest, scratchDatabase } from '../support/harness.ts';

@@ -5,7 +5,7 @@ import { before, test } from 'node:test';
 import Fastify from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import { Type } from 'typebox';
-import { RequestRecordSchema } from '../../src/http/schemas.ts';
+import { RequestRecordSchema } from '../../src/schemas/genebrc-requests.ts';
 import { LINES_PER_READ } from '../../src/services/genebrc/list.ts';
 import { linesOfRequest, type RequestRow } from '../../src/store/requests.ts';
 import type { Schema } from '../../src/store/schema.ts';

@@ -2,8 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { AppError, FieldError } from '../../src/errors.ts';
-import { CustomerListQuery, EbrcListQuery, EventListQuery, IrmRefreshQuery, PushBodySchema, RequestListQuery } from '../../src/http/schemas.ts';
-import { compileRequestValidator, hasUnstorableText, unstorableText } from '../../src/http/validation.ts';
+import { EbrcListQuery } from '../../src/schemas/ebrcs.ts';
+import { EventListQuery } from '../../src/schemas/events.ts';
+import { PushBodySchema, RequestListQuery } from '../../src/schemas/genebrc-requests.ts';
+import { IrmRefreshQuery } from '../../src/schemas/irms.ts';
+import { CustomerListQuery } from '../../src/schemas/platform-customers.ts';
+import { compileRequestValidator, hasUnstorableText, unstorableText } from '../../src/services/validation.ts';
 import { backends, expectProblem, injectRaw, startHarness } from '../support/harness.ts';
 
 /** Text PostgreSQL cannot keep as sent: NUL, or a surrogate without its pair. */

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
 import { openDatabase } from '../../src/store/database.ts';
-import { gatewayApiKey, gatewayEnv, httpClient, killGateway, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
-import { backends, scratchDatabase, startTestSandbox, type Backend } from '../support/harness.ts';
+import { backends, type Backend } from '../support/harness.ts';
+import { killRun } from '../support/kill-run.ts';
 import { assertLedgerConsistent, authorityCredentialSecrets, statusFigures } from '../support/invariants.ts';
 import { PushStream } from '../support/push-stream.ts';
-import { Random, reportFigures, runSeed, scaled } from '../support/reliability.ts';
+import { reportFigures, scaled } from '../support/reliability.ts';
 import { firstRefresh, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
 /**
@@ -22,37 +22,14 @@ const IRMS = scaled(60, 400);
 const SETTLE_TIMEOUT_MS = scaled(180_000, 300_000);
 
 async function crashRun(backend: Backend, t: TestContext): Promise<void> {
-  const seed = runSeed();
-  t.diagnostic(`seed ${seed} (RELIABILITY_SEED=${seed} replays the kill schedule)`);
-  const random = new Random(seed);
-  const scratch = await scratchDatabase(backend);
-  // The crash tests kill the service, not the authority: the sandbox program runs here, in the test's process, across
-  // every kill and restart.
-  const sandbox = await startTestSandbox(scratch, { processingDelayMs: 200 }).catch(async (error: unknown) => {
-    await scratch.drop();
-    throw error;
-  });
-  const env = gatewayEnv(scratch, sandbox.url, {
-    AUTHORITY_TIMEOUT_MS: '2000',
-    RATE_LIMIT_PER_SECOND: '100000',
-    RATE_LIMIT_BURST: '100000',
-  });
-  const outputs: string[] = [];
-  let gateway: Running | undefined;
-  try {
-    gateway = startGateway(env);
-    let base = await waitUntilReady(gateway);
-    const apiKey = await gatewayApiKey(gateway, scratch, 'Crash platform');
-    // The client follows the service from one start to the next.
-    let current = httpClient(base, apiKey, 15_000);
-    const client = { request: (...args: Parameters<typeof current.request>) => current.request(...args) };
+  const options = { platformName: 'Crash platform', env: { AUTHORITY_TIMEOUT_MS: '2000' } };
+  await killRun(backend, t, options, async ({ seed, random, scratch, sandbox, env, service }) => {
+    const client = service.client;
     const customerId = await verifiedCustomer(client, `crash-${backend}@example.com`);
     await firstRefresh(client, customerId);
     const stream = new PushStream(customerId, await usableIrms(client, customerId, IRMS), random, { maxLines: 3, failLineRate: 0.1 });
 
     let killsDuringStream = 0;
-    let killsDuringStart = 0;
-    const restartMs: number[] = [];
     for (let round = 0; round <= KILLS; round++) {
       const last = round === KILLS;
       let stopping = false;
@@ -68,24 +45,10 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
         await Promise.all(workers);
         break;
       }
-      await killGateway(gateway);
+      await service.kill();
       killsDuringStream += 1;
       await Promise.all(workers);
-      outputs.push(gateway.output());
-
-      // Now and then the next start is killed too, before it is ready (migrations, recovery, the lock).
-      if (random.chance(0.2)) {
-        gateway = startGateway(env);
-        await sleep(random.int(50, 1_500));
-        await killGateway(gateway);
-        outputs.push(gateway.output());
-        killsDuringStart += 1;
-      }
-      const restarting = Date.now();
-      gateway = startGateway(env);
-      base = await waitUntilReady(gateway);
-      restartMs.push(Date.now() - restarting);
-      current = httpClient(base, apiKey, 15_000);
+      await service.restart();
       // The pushes the kill cut off, and the last ones acknowledged before it, retried with their Idempotency-Key.
       await stream.retryUnanswered(client);
       await stream.replayAcknowledged(client);
@@ -101,8 +64,7 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
       await sleep(500);
     }
     const settleMs = Date.now() - settleStarted;
-    await stopGateway(gateway);
-    outputs.push(gateway.output());
+    await service.stop();
 
     assert.deepEqual(stream.unexpected, [], 'every answer the client got was one the contract allows');
     const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
@@ -119,20 +81,20 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
       .finally(() => database.close());
 
     // The logs of every start: no secret, and no error the service did not expect.
-    const logs = outputs.join('\n');
+    const logs = service.logs();
     assert.ok(!logs.includes('Sandbox@123'), 'no authority password in any log');
     for (const secret of await authorityCredentialSecrets(sandbox.database)) assert.ok(!logs.includes(secret), 'no secret of an API credential set in any log');
     if (env.ENCRYPTION_KEY) assert.ok(!logs.includes(env.ENCRYPTION_KEY), 'no encryption key in any log');
-    const afterFirst = outputs.slice(1).join('\n');
-    assert.ok(!afterFirst.includes(apiKey), 'the API key is printed once, at the first start, and never logged');
+    const afterFirst = service.outputs.slice(1).join('\n');
+    assert.ok(!afterFirst.includes(service.apiKey), 'the API key is printed once, at the first start, and never logged');
     const errorLines = logs.split('\n').filter((line) => /"level":(50|60)/.test(line));
     assert.deepEqual(errorLines.filter((line) => /unhandled error/.test(line)), [], 'no request failed unexpectedly');
 
     reportFigures(t, `crashes [${backend}]`, {
       seed,
       'kills survived (SIGKILL during the stream)': killsDuringStream,
-      'kills survived (SIGKILL during a restart, before or just after it was ready)': killsDuringStart,
-      'restart ms (median)': restartMs.sort((a, b) => a - b)[Math.floor(restartMs.length / 2)] ?? 0,
+      'kills survived (SIGKILL during a restart, before or just after it was ready)': service.killsDuringStart,
+      'restart ms (median)': service.restartMs.sort((a, b) => a - b)[Math.floor(service.restartMs.length / 2)] ?? 0,
       pushes: stream.counts.pushes,
       'pushes acknowledged Validated': stream.counts.validated,
       'lines acknowledged': stream.counts.linesAcknowledged,
@@ -152,14 +114,7 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
       'settle ms after the last start (poller only)': settleMs,
       'error log lines': errorLines.length,
     });
-  } finally {
-    try {
-      await stopGateway(gateway);
-      await sandbox.close();
-    } finally {
-      await scratch.drop();
-    }
-  }
+  });
 }
 
 describe('SIGKILL at random moments of a stream of pushes', { concurrency: true }, () => {

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
 import { SPREADSHEET_COLUMNS } from '../../src/domain/spreadsheet-columns.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
-import { gatewayApiKey, gatewayEnv, httpClient, killGateway, startGateway, stopGateway, waitUntilReady, type Running } from '../support/gateway.ts';
-import { backends, scratchDatabase, startTestSandbox, type Backend, type TestResponse } from '../support/harness.ts';
+import { backends, type Backend, type TestResponse } from '../support/harness.ts';
+import { killRun } from '../support/kill-run.ts';
 import { assertEventsMatchChanges, assertLedgerConsistent, statusFigures } from '../support/invariants.ts';
-import { Random, reportFigures, runSeed, scaled } from '../support/reliability.ts';
+import { reportFigures, scaled } from '../support/reliability.ts';
 import { cents, firstRefresh, lineFor, sleep, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
 /**
@@ -117,28 +117,13 @@ async function sqlRows(database: Database, text: string, values: unknown[] = [])
 }
 
 async function uploadKillRun(backend: Backend, t: TestContext): Promise<void> {
-  const seed = runSeed();
-  t.diagnostic(`seed ${seed} (RELIABILITY_SEED=${seed} replays the kill schedule)`);
-  const random = new Random(seed);
-  const scratch = await scratchDatabase(backend);
-  const sandbox = await startTestSandbox(scratch, { processingDelayMs: 200, pushAnswerDelayMs: PUSH_ANSWER_DELAY_MS }).catch(async (error: unknown) => {
-    await scratch.drop();
-    throw error;
-  });
-  const env = gatewayEnv(scratch, sandbox.url, {
-    AUTHORITY_TIMEOUT_MS: '3000',
-    RATE_LIMIT_PER_SECOND: '100000',
-    RATE_LIMIT_BURST: '100000',
-  });
-  const outputs: string[] = [];
-  let gateway: Running | undefined;
-  const started = Date.now();
-  try {
-    gateway = startGateway(env);
-    let base = await waitUntilReady(gateway);
-    const apiKey = await gatewayApiKey(gateway, scratch, 'Upload kill platform');
-    let current = httpClient(base, apiKey, 15_000);
-    const client = { request: (...args: Parameters<typeof current.request>) => current.request(...args) };
+  const options = {
+    platformName: 'Upload kill platform',
+    sandbox: { pushAnswerDelayMs: PUSH_ANSWER_DELAY_MS },
+    env: { AUTHORITY_TIMEOUT_MS: '3000' },
+  };
+  await killRun(backend, t, options, async ({ seed, random, scratch, sandbox, service, startedAt: started }) => {
+    const client = service.client;
 
     const customerId = await verifiedCustomer(client, `upload-kill-${backend}@example.com`);
     await firstRefresh(client, customerId);
@@ -157,13 +142,12 @@ async function uploadKillRun(backend: Backend, t: TestContext): Promise<void> {
     const setupMs = Date.now() - started;
 
     const uploadStarted = Date.now();
-    const accepted = await postUpload(base, apiKey, customerId, 'lines.csv', csvOf(rows));
+    const accepted = await postUpload(service.base, service.apiKey, customerId, 'lines.csv', csvOf(rows));
     assert.equal(accepted.status, 202, accepted.text);
     const uploadId: string = accepted.body.id;
 
     const landings: Landing[] = [];
     const missed: string[] = [];
-    let killsDuringStart = 0;
     let polls = 0;
     // After each restart: how long until GET shows the upload moving again (another status, more rows done).
     const resumeMs: number[] = [];
@@ -178,29 +162,19 @@ async function uploadKillRun(backend: Backend, t: TestContext): Promise<void> {
       }
       return answer.body;
     };
-    const killAndRestart = async (gatewayNow: Running): Promise<void> => {
-      await killGateway(gatewayNow);
-      outputs.push(gatewayNow.output());
+    const killAndRestart = async (): Promise<void> => {
+      await service.kill();
       const landing = await landingOf(scratch, uploadId);
       landings.push(landing);
       t.diagnostic(`kill ${landings.length}: ${landing.description}`);
       // Now and then the next start is killed too, before it is ready (migrations, the recovery of the upload job).
-      if (random.chance(0.2)) {
-        const early = startGateway(env);
-        await sleep(random.int(50, 1_500));
-        await killGateway(early);
-        outputs.push(early.output());
-        killsDuringStart += 1;
-      }
-      gateway = startGateway(env);
-      base = await waitUntilReady(gateway);
-      current = httpClient(base, apiKey, 15_000);
+      await service.restart();
       if (landing.phase !== 'finished') resuming = { at: Date.now(), landing };
     };
 
     // Kill 1: soon after the 202 (validating, or the first push).
     await sleep(random.int(0, 400));
-    await killAndRestart(gateway);
+    await killAndRestart();
 
     // Kill 2 (and the extra ones): once rows are done but not all of them, a moment later.
     for (let kill = 0; kill < 1 + EXTRA_KILLS; kill++) {
@@ -223,7 +197,7 @@ async function uploadKillRun(backend: Backend, t: TestContext): Promise<void> {
         break;
       }
       await sleep(kill === 0 ? random.int(0, PUSH_ANSWER_DELAY_MS) : random.int(0, 2_000));
-      await killAndRestart(gateway!);
+      await killAndRestart();
     }
 
     // No more kills: the upload completes, and the poller settles its requests.
@@ -248,8 +222,7 @@ async function uploadKillRun(backend: Backend, t: TestContext): Promise<void> {
     const listed = await client.request('GET', '/api/v1/events', { query: { type: 'bulk_upload.completed', platformCustomerId: customerId, limit: 100 } });
     assert.equal(listed.status, 200, listed.text);
     const listedEvents = listed.body.items.filter((item: any) => item.data.id === uploadId);
-    await stopGateway(gateway);
-    outputs.push(gateway.output());
+    await service.stop();
 
     assert.equal(done.status, 'completed');
     assert.equal(done.rowCount, ROWS, 'rowCount is the rows sent');
@@ -373,7 +346,7 @@ async function uploadKillRun(backend: Backend, t: TestContext): Promise<void> {
       await database.close();
     }
 
-    const logs = outputs.join('\n');
+    const logs = service.logs();
     const errorLines = logs.split('\n').filter((line) => /"level":(50|60)/.test(line));
     assert.deepEqual(errorLines.filter((line) => /unhandled error/.test(line)), [], 'no request failed unexpectedly');
     const unfinishedLandings = landings.filter((landing) => landing.phase !== 'finished');
@@ -388,7 +361,7 @@ async function uploadKillRun(backend: Backend, t: TestContext): Promise<void> {
       'kills while pushing': landings.filter((l) => l.phase === 'pushing').length,
       'kills with a push stored but its outcome not recorded': landings.filter((l) => l.storedWithoutOutcome !== null).length,
       'kills too late (upload finished)': landings.filter((l) => l.phase === 'finished').length,
-      'kills during a restart': killsDuringStart,
+      'kills during a restart': service.killsDuringStart,
       'planned kills missed (the upload completed first)': missed.length,
       'where each kill landed': landings.map((l, i) => `#${i + 1} ${l.description}`).join(' | '),
       ...figures,
@@ -400,14 +373,7 @@ async function uploadKillRun(backend: Backend, t: TestContext): Promise<void> {
       'upload ms (202 to completed, kills and restarts included)': uploadMs,
       'run ms': Date.now() - started,
     });
-  } finally {
-    try {
-      await stopGateway(gateway);
-      await sandbox.close();
-    } finally {
-      await scratch.drop();
-    }
-  }
+  });
 }
 
 describe('SIGKILL while a spreadsheet upload is validated and pushed', { concurrency: true }, () => {

@@ -11,7 +11,7 @@ import ExcelJS from 'exceljs';
 import { parseDecimalString } from '../../src/domain/money.ts';
 import type { RawLine } from '../../src/domain/push-line.ts';
 import { IRM_SIDE_COLUMNS, MAY_BE_EMPTY_COLUMNS, REQUIRED_COLUMNS, SPREADSHEET_COLUMNS, type SpreadsheetColumn } from '../../src/domain/spreadsheet-columns.ts';
-import { PushLineSchema } from '../../src/http/schemas.ts';
+import { PushLineSchema } from '../../src/schemas/genebrc-requests.ts';
 import {
   SERIAL_NO_UNASSIGNED,
   SpreadsheetRejected,

@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox';
 import { AuthorityError } from '../../authority/authority.ts';
 import { AppError, authorityProblem, ERROR_TABLE } from '../../errors.ts';
-import { compileRequestValidator } from '../validation.ts';
+import { compileRequestValidator } from '../../services/validation.ts';
 
 /**
  * Forms: what a page reads from a submitted form or a query string, checked by the API's own schemas (the same

@@ -3,7 +3,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { EVENT_TYPES, type EventType } from '../../domain/events.ts';
 import { ERROR_TABLE } from '../../errors.ts';
-import { EVENT_EXAMPLES, StatusSchema } from '../schemas.ts';
+import { EVENT_TYPE_EXAMPLES } from '../../schemas/events.ts';
+import { StatusSchema } from '../../schemas/genebrc-requests.ts';
 
 const ERROR_CODES_TEXT = Object.entries(ERROR_TABLE)
   .map(([code, { status, title }]) => `| ${status} | \`${code}\` | ${title} |`)
@@ -238,9 +239,9 @@ function envelope(type: EventType, data: Schema): Schema {
   };
 }
 
-/** The example delivery of an event type: its envelope around EVENT_EXAMPLES' data. */
+/** The example delivery of an event type: its envelope around EVENT_TYPE_EXAMPLES' data. */
 function eventExample(type: EventType): { summary: string; value: Record<string, unknown> } {
-  const { summary, timestamp, platformCustomerId, data } = EVENT_EXAMPLES[type];
+  const { summary, timestamp, platformCustomerId, data } = EVENT_TYPE_EXAMPLES[type];
   // A fixed id per type, "evt_" and 32 characters as the service makes them.
   const id = `evt_${type.replace(/[^a-z]/g, '').padEnd(32, 'x').slice(0, 32)}`;
   return { summary, value: { id, type, timestamp, platformCustomerId, data } };

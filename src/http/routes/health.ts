@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Api, Deps } from '../deps.ts';
 import { Type } from 'typebox';
-import { answer } from '../schemas.ts';
+import { answer } from '../../schemas/common.ts';
 
 export function healthRoutes(app: Api, deps: Deps): void {
   app.get(

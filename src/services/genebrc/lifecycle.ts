@@ -3,7 +3,6 @@ import type { LineResult } from '../../authority/authority.ts';
 import type { ErrorDetail } from '../../domain/push-rules.ts';
 import { assertTransition, finalStatusFor, type RequestStatus, type StoredRequestStatus } from '../../domain/request-state.ts';
 import type { EventType } from '../../domain/events.ts';
-import type { RequestScheduler } from '../../jobs/scheduler.ts';
 import { ebrcsOfRequest, type LocalEbrcRow } from '../../store/ebrcs.ts';
 import * as store from '../../store/requests.ts';
 import type { Schema } from '../../store/schema.ts';
@@ -11,6 +10,12 @@ import type { CommitLink } from '../context.ts';
 import { registerOwnEbrcs } from '../ebrcs.ts';
 import type { EventOutbox, NewEvent } from '../outbox.ts';
 import { statusView, type RequestStatusView } from './views.ts';
+
+/** The port the request poller implements: background work a request's lifecycle asks for, scheduled in the caller's transaction so it is never lost. */
+export interface RequestScheduler {
+  /** Makes sure a job will move this request (internal id) towards a final state. */
+  scheduleAdvance(db: Kysely<Schema>, requestId: string): Promise<void>;
+}
 
 /** A request about to be stored: everything but its status, which the lifecycle sets. */
 export type RequestToStore = Omit<store.NewRequest, 'status' | 'errorDetails' | 'processedAt'>;

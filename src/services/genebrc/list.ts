@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { visibleStatus } from '../../domain/request-state.ts';
-import type { RequestListQuery as RequestListQuerySchema, RequestRecordSchema } from '../../http/schemas.ts';
+import type { RequestListQuery as RequestListQuerySchema, RequestRecordSchema } from '../../schemas/genebrc-requests.ts';
 import * as store from '../../store/requests.ts';
 import type { Schema } from '../../store/schema.ts';
 import { requireCustomer } from '../customers.ts';

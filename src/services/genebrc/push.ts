@@ -9,7 +9,7 @@ import type { LineStatus } from '../../domain/request-state.ts';
 import { checkPushMessage } from '../../domain/push-message.ts';
 import type { UploadTypeCode } from '../../domain/upload-type.ts';
 import { AppError, authorityProblem } from '../../errors.ts';
-import type { PushBodySchema } from '../../http/schemas.ts';
+import type { PushBodySchema } from '../../schemas/genebrc-requests.ts';
 import * as irmStore from '../../store/irms.ts';
 import * as store from '../../store/requests.ts';
 import { asCustomer, requireStoredCredentials, requireVerified, type CommitLink, type ServiceContext, type VerifiedCustomer } from '../context.ts';

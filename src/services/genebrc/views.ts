@@ -2,7 +2,7 @@ import type { Static } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { ErrorDetail } from '../../domain/push-rules.ts';
 import { visibleStatus, type LineStatus } from '../../domain/request-state.ts';
-import type { LineStatusSchema, PushAckSchema, StatusSchema } from '../../http/schemas.ts';
+import type { LineStatusSchema, PushAckSchema, StatusSchema } from '../../schemas/genebrc-requests.ts';
 import * as store from '../../store/requests.ts';
 import type { Schema } from '../../store/schema.ts';
 

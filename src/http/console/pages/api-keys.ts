@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { notFound } from '../../../errors.ts';
 import { issuePlatformKey, listPlatformKeys, requireApiKey, revokePlatformKey, type ApiKeyAuthenticator, type ApiKeyView } from '../../../services/platforms.ts';
 import type { Api, Deps } from '../../deps.ts';
-import { AdminListQuery } from '../../schemas.ts';
+import { AdminListQuery } from '../../../schemas/admin.ts';
 import { optional, text, validated, type Problem } from '../forms.ts';
 import type { ConsolePage } from '../page.ts';
 import { CONSOLE_PREFIX, failureOf, isHttps, platformOf, queryOf, redirectTo, render, signedIn } from '../render.ts';

@@ -1,8 +1,9 @@
 import type { Api, Deps } from '../../deps.ts';
-import { requireCustomer, toCustomer } from '../../../services/customers.ts';
+import { requireCustomer } from '../../../services/customers.ts';
+import { toCustomer } from '../../../services/customer-view.ts';
 import { ebrcCertificate, listEbrcs, type Ebrc, type EbrcPageQuery } from '../../../services/ebrcs.ts';
 import { requireDateRange } from '../../routes/date-range.ts';
-import { EbrcListQuery, EbrcParams } from '../../schemas.ts';
+import { EbrcListQuery, EbrcParams } from '../../../schemas/ebrcs.ts';
 import { optional, validated, type Problem } from '../forms.ts';
 import type { ConsolePage } from '../page.ts';
 import { failureOf, platformOf, queryOf, render } from '../render.ts';

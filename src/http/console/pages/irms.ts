@@ -1,9 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { requireCustomer, toCustomer } from '../../../services/customers.ts';
+import { requireCustomer } from '../../../services/customers.ts';
+import { toCustomer } from '../../../services/customer-view.ts';
 import { refreshIrms, type IrmPageQuery, type IrmRecord } from '../../../services/irms.ts';
 import type { Api, Deps } from '../../deps.ts';
 import { requireDateRange } from '../../routes/date-range.ts';
-import { IrmRefreshQuery } from '../../schemas.ts';
+import { IrmRefreshQuery } from '../../../schemas/irms.ts';
 import { formFields, optional, text, validated, type FormFields, type Problem } from '../forms.ts';
 import type { ConsolePage } from '../page.ts';
 import { helpers } from '../helpers.ts';

@@ -7,7 +7,7 @@ import type { Report, ReportQuery as ReportQueryType } from '../../../services/r
 import type { Api, Deps } from '../../deps.ts';
 import { requireDateRange } from '../../routes/date-range.ts';
 import { sendDownload } from '../../routes/download.ts';
-import { ReportQuery } from '../../routes/reports/schemas.ts';
+import { ReportQuery } from '../../../schemas/reports.ts';
 import { optional, validated, type Problem } from '../forms.ts';
 import type { ConsolePage } from '../page.ts';
 import { failureOf, platformOf, queryOf, render } from '../render.ts';

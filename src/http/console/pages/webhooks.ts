@@ -12,13 +12,7 @@ import {
   type WebhookContext,
 } from '../../../services/webhook-endpoints.ts';
 import type { Api, Deps } from '../../deps.ts';
-import {
-  CreateWebhookEndpointBody,
-  RedeliverBody,
-  WebhookDeliveryListQuery,
-  WebhookEndpointListQuery,
-  type NewWebhookEndpoint,
-} from '../../schemas.ts';
+import { CreateWebhookEndpointBody, type NewWebhookEndpoint, RedeliverBody, WebhookDeliveryListQuery, WebhookEndpointListQuery } from '../../../schemas/webhook-endpoints.ts';
 import { formFields, list, optional, text, validated, type Problem } from '../forms.ts';
 import type { ConsolePage } from '../page.ts';
 import { failureOf, platformOf, queryOf, redirectTo, render } from '../render.ts';

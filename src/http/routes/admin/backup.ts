@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { Api, Deps } from '../../deps.ts';
 import { AppError } from '../../../errors.ts';
 import { EMBEDDED_BACKUP_TYPE } from '../../../store/embedded-backup.ts';
-import { adminProblems } from '../../schemas.ts';
+import { adminProblems } from '../../../schemas/problems.ts';
 
 export function backupRoute(app: Api, deps: Deps): void {
   app.post(

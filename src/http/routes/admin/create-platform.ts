@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../deps.ts';
 import { createPlatformWithKey } from '../../../services/platforms.ts';
-import { AdminCreatedPlatformSchema, ADMIN_EXAMPLES, adminProblems, answer, CreatePlatformBody, withExamples } from '../../schemas.ts';
+import { ADMIN_EXAMPLES, AdminCreatedPlatformSchema, CreatePlatformBody } from '../../../schemas/admin.ts';
+import { answer, withExamples } from '../../../schemas/common.ts';
+import { adminProblems } from '../../../schemas/problems.ts';
 
 export function createPlatformRoute(app: Api, deps: Deps): void {
   app.post(

@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../deps.ts';
 import { createConsoleUser } from '../../../services/console-users.ts';
-import { ADMIN_EXAMPLES, adminProblems, answer, ConsoleUserSchema, CreateConsoleUserBody, PlatformParams, withExamples } from '../../schemas.ts';
+import { ADMIN_EXAMPLES, ConsoleUserSchema, CreateConsoleUserBody, PlatformParams } from '../../../schemas/admin.ts';
+import { answer, withExamples } from '../../../schemas/common.ts';
+import { adminProblems } from '../../../schemas/problems.ts';
 
 export function createUserRoute(app: Api, deps: Deps): void {
   app.post(

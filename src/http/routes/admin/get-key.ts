@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../deps.ts';
 import { requireApiKey } from '../../../services/platforms.ts';
-import { AdminApiKeySchema, ADMIN_EXAMPLES, adminProblems, answer, ApiKeyParams } from '../../schemas.ts';
+import { ADMIN_EXAMPLES, AdminApiKeySchema, ApiKeyParams } from '../../../schemas/admin.ts';
+import { answer } from '../../../schemas/common.ts';
+import { adminProblems } from '../../../schemas/problems.ts';
 
 export function getKeyRoute(app: Api, deps: Deps): void {
   app.get(

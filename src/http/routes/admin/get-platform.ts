@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../deps.ts';
 import { requirePlatform } from '../../../services/platforms.ts';
-import { AdminPlatformSchema, ADMIN_EXAMPLES, adminProblems, answer, PlatformParams } from '../../schemas.ts';
+import { ADMIN_EXAMPLES, AdminPlatformSchema, PlatformParams } from '../../../schemas/admin.ts';
+import { answer } from '../../../schemas/common.ts';
+import { adminProblems } from '../../../schemas/problems.ts';
 
 export function getPlatformRoute(app: Api, deps: Deps): void {
   app.get(

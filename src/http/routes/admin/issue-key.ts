@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../deps.ts';
 import { issuePlatformKey } from '../../../services/platforms.ts';
-import { AdminIssuedKeySchema, ADMIN_EXAMPLES, adminProblems, answer, EmptyBody, PlatformParams, withExamples } from '../../schemas.ts';
+import { ADMIN_EXAMPLES, AdminIssuedKeySchema, PlatformParams } from '../../../schemas/admin.ts';
+import { answer, EmptyBody, withExamples } from '../../../schemas/common.ts';
+import { adminProblems } from '../../../schemas/problems.ts';
 
 export function issueKeyRoute(app: Api, deps: Deps): void {
   app.post(

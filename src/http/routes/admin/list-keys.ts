@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../deps.ts';
 import { listPlatformKeys } from '../../../services/platforms.ts';
-import { AdminApiKeyListSchema, AdminListQuery, ADMIN_EXAMPLES, adminProblems, answer, PlatformParams } from '../../schemas.ts';
+import { ADMIN_EXAMPLES, AdminApiKeyListSchema, AdminListQuery, PlatformParams } from '../../../schemas/admin.ts';
+import { answer } from '../../../schemas/common.ts';
+import { adminProblems } from '../../../schemas/problems.ts';
 
 export function listKeysRoute(app: Api, deps: Deps): void {
   app.get(

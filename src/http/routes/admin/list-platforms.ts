@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../deps.ts';
 import { listPlatformsPage } from '../../../services/platforms.ts';
-import { AdminListQuery, AdminPlatformListSchema, ADMIN_EXAMPLES, adminProblems, answer } from '../../schemas.ts';
+import { ADMIN_EXAMPLES, AdminListQuery, AdminPlatformListSchema } from '../../../schemas/admin.ts';
+import { answer } from '../../../schemas/common.ts';
+import { adminProblems } from '../../../schemas/problems.ts';
 
 export function listPlatformsRoute(app: Api, deps: Deps): void {
   app.get(

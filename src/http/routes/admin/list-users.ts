@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../deps.ts';
 import { listConsoleUsers } from '../../../services/console-users.ts';
-import { AdminListQuery, ADMIN_EXAMPLES, adminProblems, answer, ConsoleUserListSchema, PlatformParams } from '../../schemas.ts';
+import { ADMIN_EXAMPLES, AdminListQuery, ConsoleUserListSchema, PlatformParams } from '../../../schemas/admin.ts';
+import { answer } from '../../../schemas/common.ts';
+import { adminProblems } from '../../../schemas/problems.ts';
 
 export function listUsersRoute(app: Api, deps: Deps): void {
   app.get(

@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../deps.ts';
 import { revokePlatformKey, type ApiKeyAuthenticator } from '../../../services/platforms.ts';
-import { AdminApiKeySchema, ADMIN_EXAMPLES, adminProblems, answer, ApiKeyParams, EmptyBody, withExamples } from '../../schemas.ts';
+import { ADMIN_EXAMPLES, AdminApiKeySchema, ApiKeyParams } from '../../../schemas/admin.ts';
+import { answer, EmptyBody, withExamples } from '../../../schemas/common.ts';
+import { adminProblems } from '../../../schemas/problems.ts';
 
 export function revokeKeyRoute(app: Api, deps: Deps, authenticator: ApiKeyAuthenticator): void {
   app.post(

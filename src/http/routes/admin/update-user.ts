@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../deps.ts';
 import { setConsoleUserDisabled } from '../../../services/console-users.ts';
-import { ADMIN_EXAMPLES, adminProblems, answer, ConsoleUserParams, ConsoleUserSchema, UpdateConsoleUserBody, withExamples } from '../../schemas.ts';
+import { ADMIN_EXAMPLES, ConsoleUserParams, ConsoleUserSchema, UpdateConsoleUserBody } from '../../../schemas/admin.ts';
+import { answer, withExamples } from '../../../schemas/common.ts';
+import { adminProblems } from '../../../schemas/problems.ts';
 
 export function updateUserRoute(app: Api, deps: Deps): void {
   app.patch(

@@ -1,7 +1,8 @@
 import type { Api, Deps } from '../../deps.ts';
 import { ebrcCertificate } from '../../../services/ebrcs.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { EbrcParams, pdfAnswer, problems } from '../../schemas.ts';
+import { EbrcParams, pdfAnswer } from '../../../schemas/ebrcs.ts';
+import { problems } from '../../../schemas/problems.ts';
 
 /** Characters kept out of the quoted filename of Content-Disposition: each becomes "_". */
 const UNSAFE_FILENAME_CHARACTERS = /[^A-Za-z0-9._-]/g;

@@ -1,7 +1,10 @@
 import type { Api, Deps } from '../../deps.ts';
 import { listEbrcs } from '../../../services/ebrcs.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, EbrcListQuery, MORE_EXAMPLES, EbrcPageSchema, IdParams, problems } from '../../schemas.ts';
+import { answer } from '../../../schemas/common.ts';
+import { EBRC_EXAMPLES, EbrcListQuery, EbrcPageSchema } from '../../../schemas/ebrcs.ts';
+import { IdParams } from '../../../schemas/platform-customers.ts';
+import { problems } from '../../../schemas/problems.ts';
 import { requireDateRange } from '../date-range.ts';
 
 export function listEbrcsRoute(app: Api, deps: Deps): void {
@@ -24,7 +27,7 @@ export function listEbrcsRoute(app: Api, deps: Deps): void {
         security: [{ apiKey: [] }],
         params: IdParams,
         querystring: EbrcListQuery,
-        response: { 200: answer(EbrcPageSchema, "A page of the customer's eBRCs, newest first, and how many match", MORE_EXAMPLES.ebrcPage), ...problems(404, 409, 422, 502, 504) },
+        response: { 200: answer(EbrcPageSchema, "A page of the customer's eBRCs, newest first, and how many match", EBRC_EXAMPLES.ebrcPage), ...problems(404, 409, 422, 502, 504) },
       },
     },
     async (request) => {

@@ -1,7 +1,9 @@
 import type { Api, Deps } from '../../deps.ts';
 import { listEvents } from '../../../services/events.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, EventListQuery, MORE_EXAMPLES, EventListSchema, problems } from '../../schemas.ts';
+import { answer } from '../../../schemas/common.ts';
+import { EVENT_EXAMPLES, EventListQuery, EventListSchema } from '../../../schemas/events.ts';
+import { problems } from '../../../schemas/problems.ts';
 import { requireDateRange } from '../date-range.ts';
 
 export function listEventsRoute(app: Api, deps: Deps): void {
@@ -17,7 +19,7 @@ export function listEventsRoute(app: Api, deps: Deps): void {
           "platform's customers, else 404) narrow the list; `fromDate` and `toDate` filter `timestamp` (UTC days, inclusive).",
         security: [{ apiKey: [] }],
         querystring: EventListQuery,
-        response: { 200: answer(EventListSchema, "A page of the platform's events, newest first, and how many match", MORE_EXAMPLES.eventList), ...problems(404) },
+        response: { 200: answer(EventListSchema, "A page of the platform's events, newest first, and how many match", EVENT_EXAMPLES.eventList), ...problems(404) },
       },
     },
     async (request) => {

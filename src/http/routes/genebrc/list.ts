@@ -2,7 +2,9 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { Api, Deps } from '../../deps.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, MORE_EXAMPLES, problems, RequestListQuery, RequestRecordSchema } from '../../schemas.ts';
+import { answer } from '../../../schemas/common.ts';
+import { GENEBRC_EXAMPLES, RequestListQuery, RequestRecordSchema } from '../../../schemas/genebrc-requests.ts';
+import { problems } from '../../../schemas/problems.ts';
 import { requireDateRange } from '../date-range.ts';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -26,7 +28,7 @@ export function listRequestsRoute(app: Api, deps: Deps): void {
         security: [{ apiKey: [] }],
         querystring: RequestListQuery,
         response: {
-          200: answer(Type.Array(RequestRecordSchema), "A page of the customer's requests, newest first; the total in X-Total-Count, the pages in Link", MORE_EXAMPLES.requestList),
+          200: answer(Type.Array(RequestRecordSchema), "A page of the customer's requests, newest first; the total in X-Total-Count, the pages in Link", GENEBRC_EXAMPLES.requestList),
           ...problems(404),
         },
       },

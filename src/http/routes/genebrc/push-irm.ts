@@ -2,7 +2,9 @@ import type { Api, Deps } from '../../deps.ts';
 import type { RawLine } from '../../../domain/push-line.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
-import { answer, MORE_EXAMPLES, problems, withExamples, PushAckSchema, PushBodySchema } from '../../schemas.ts';
+import { answer, withExamples } from '../../../schemas/common.ts';
+import { GENEBRC_EXAMPLES, PushAckSchema, PushBodySchema } from '../../../schemas/genebrc-requests.ts';
+import { problems } from '../../../schemas/problems.ts';
 
 export function pushIrmRoute(app: Api, deps: Deps): void {
   app.post(
@@ -18,8 +20,8 @@ export function pushIrmRoute(app: Api, deps: Deps): void {
           'and is stored as FAILED. An accepted push answers `ackStatus: Validated` with the authority\'s ack id; its mapped ' +
           'amounts are reserved against the IRMs at once, atomically. Follow it with POST /genebrc/status.',
         security: [{ apiKey: [] }],
-        body: withExamples(PushBodySchema, MORE_EXAMPLES.push.request),
-        response: { 200: answer(PushAckSchema, 'The acknowledgement: Validated (pushed, now pending at the authority) or Failed (with the rules it broke)', MORE_EXAMPLES.push.ack), ...problems(404, 409, 413, 415, 422, 502, 504) },
+        body: withExamples(PushBodySchema, GENEBRC_EXAMPLES.push.request),
+        response: { 200: answer(PushAckSchema, 'The acknowledgement: Validated (pushed, now pending at the authority) or Failed (with the rules it broke)', GENEBRC_EXAMPLES.push.ack), ...problems(404, 409, 413, 415, 422, 502, 504) },
       },
       config: {
         // A push that may have reached the authority is never sent twice: see PushService.resume.

@@ -1,7 +1,9 @@
 import type { Api, Deps } from '../../deps.ts';
 import { refreshIrms } from '../../../services/irms.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, EmptyBody, MORE_EXAMPLES, withExamples, IrmPageSchema, IrmRefreshQuery, problems } from '../../schemas.ts';
+import { answer, EMPTY_BODY_EXAMPLES, EmptyBody, withExamples } from '../../../schemas/common.ts';
+import { IRM_EXAMPLES, IrmPageSchema, IrmRefreshQuery } from '../../../schemas/irms.ts';
+import { problems } from '../../../schemas/problems.ts';
 import { requireDateRange } from '../date-range.ts';
 
 export function irmRefreshRoute(app: Api, deps: Deps): void {
@@ -18,8 +20,8 @@ export function irmRefreshRoute(app: Api, deps: Deps): void {
           '`fromDate` and `toDate` filter `irmIssueDate`, inclusive. The customer must have validated credentials (409).',
         security: [{ apiKey: [] }],
         querystring: IrmRefreshQuery,
-        body: withExamples(EmptyBody, MORE_EXAMPLES.emptyBody),
-        response: { 200: answer(IrmPageSchema, "A page of the customer's IRMs, newest issue date first, and how many match", MORE_EXAMPLES.irmPage), ...problems(404, 409, 413, 415, 502, 504) },
+        body: withExamples(EmptyBody, EMPTY_BODY_EXAMPLES),
+        response: { 200: answer(IrmPageSchema, "A page of the customer's IRMs, newest issue date first, and how many match", IRM_EXAMPLES.irmPage), ...problems(404, 409, 413, 415, 502, 504) },
       },
       preValidation: async (request) => {
         request.body ??= {};

@@ -1,7 +1,9 @@
 import type { Api, Deps } from '../../deps.ts';
 import { storeApiCredentials } from '../../../services/authority-api-credentials.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, ApiCredentialSetBody, EXAMPLES, withExamples, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
+import { answer, withExamples } from '../../../schemas/common.ts';
+import { ApiCredentialSetBody, IdParams, PLATFORM_CUSTOMER_EXAMPLES, PlatformCustomerRef } from '../../../schemas/platform-customers.ts';
+import { problems } from '../../../schemas/problems.ts';
 
 export function putAuthorityApiCredentialsRoute(app: Api, deps: Deps): void {
   app.put(
@@ -18,8 +20,8 @@ export function putAuthorityApiCredentialsRoute(app: Api, deps: Deps): void {
           'and is never returned: the customer shows only its IEC, client id and envelope profile. A malformed key is a 400 naming its field.',
         security: [{ apiKey: [] }],
         params: IdParams,
-        body: withExamples(ApiCredentialSetBody, EXAMPLES.apiCredentials.request),
-        response: { 200: answer(PlatformCustomerRef, 'The customer, with its authorityApiCredentials', EXAMPLES.apiCredentials.stored), ...problems(404, 413, 415) },
+        body: withExamples(ApiCredentialSetBody, PLATFORM_CUSTOMER_EXAMPLES.apiCredentials.request),
+        response: { 200: answer(PlatformCustomerRef, 'The customer, with its authorityApiCredentials', PLATFORM_CUSTOMER_EXAMPLES.apiCredentials.stored), ...problems(404, 413, 415) },
       },
     },
     async (request) =>

@@ -3,7 +3,9 @@ import { checkAuthorityCredentials } from '../../../services/authority-credentia
 import { shownCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
-import { answer, CheckCredentialsBody, EXAMPLES, withExamples, IdParams, PlatformCustomerRef, problems } from '../../schemas.ts';
+import { answer, withExamples } from '../../../schemas/common.ts';
+import { CheckCredentialsBody, IdParams, PLATFORM_CUSTOMER_EXAMPLES, PlatformCustomerRef } from '../../../schemas/platform-customers.ts';
+import { problems } from '../../../schemas/problems.ts';
 
 export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
   app.post(
@@ -22,8 +24,8 @@ export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
           '(AES-256-GCM) for later calls. When it does not, nothing stored changes. The password is never returned.',
         security: [{ apiKey: [] }],
         params: IdParams,
-        body: withExamples(CheckCredentialsBody, EXAMPLES.checkCredentials.request),
-        response: { 200: answer(PlatformCustomerRef, 'The authority accepted the credentials: the customer, now verified, with its IEC', EXAMPLES.checkCredentials.verified), ...problems(404, 409, 413, 415, 422, 502, 504) },
+        body: withExamples(CheckCredentialsBody, PLATFORM_CUSTOMER_EXAMPLES.checkCredentials.request),
+        response: { 200: answer(PlatformCustomerRef, 'The authority accepted the credentials: the customer, now verified, with its IEC', PLATFORM_CUSTOMER_EXAMPLES.checkCredentials.verified), ...problems(404, 409, 413, 415, 422, 502, 504) },
       },
       config: {
         replayFromResource: async (platformId, customerId) => {

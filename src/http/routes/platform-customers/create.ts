@@ -2,7 +2,9 @@ import type { Api, Deps } from '../../deps.ts';
 import { createCustomer, shownCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
-import { answer, CreatePlatformCustomerBody, EXAMPLES, withExamples, PlatformCustomerRef, problems } from '../../schemas.ts';
+import { answer, withExamples } from '../../../schemas/common.ts';
+import { CreatePlatformCustomerBody, PLATFORM_CUSTOMER_EXAMPLES, PlatformCustomerRef } from '../../../schemas/platform-customers.ts';
+import { problems } from '../../../schemas/problems.ts';
 
 export function createPlatformCustomerRoute(app: Api, deps: Deps): void {
   app.post(
@@ -14,8 +16,8 @@ export function createPlatformCustomerRoute(app: Api, deps: Deps): void {
         summary: 'Create a platform customer',
         description: 'Registers an exporter under the platform that owns the API key. Emails are unique per platform, ignoring case.',
         security: [{ apiKey: [] }],
-        body: withExamples(CreatePlatformCustomerBody, EXAMPLES.createCustomer.request),
-        response: { 201: answer(PlatformCustomerRef, 'The customer, created', EXAMPLES.createCustomer.created), ...problems(409, 413, 415, 422) },
+        body: withExamples(CreatePlatformCustomerBody, PLATFORM_CUSTOMER_EXAMPLES.createCustomer.request),
+        response: { 201: answer(PlatformCustomerRef, 'The customer, created', PLATFORM_CUSTOMER_EXAMPLES.createCustomer.created), ...problems(409, 413, 415, 422) },
       },
       config: {
         replayFromResource: async (platformId, customerId) => {

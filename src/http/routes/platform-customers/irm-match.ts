@@ -1,7 +1,10 @@
 import type { Api, Deps } from '../../deps.ts';
 import { matchIrms } from '../../../services/irm-matching.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, IdParams, MATCH_EXAMPLES, MatchAnswerSchema, MatchBodySchema, problems, withExamples } from '../../schemas.ts';
+import { answer, withExamples } from '../../../schemas/common.ts';
+import { MATCH_EXAMPLES, MatchAnswerSchema, MatchBodySchema } from '../../../schemas/irm-matching.ts';
+import { IdParams } from '../../../schemas/platform-customers.ts';
+import { problems } from '../../../schemas/problems.ts';
 
 export function matchIrmsRoute(app: Api, deps: Deps): void {
   app.post(

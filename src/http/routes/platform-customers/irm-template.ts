@@ -1,7 +1,9 @@
 import type { Api, Deps } from '../../deps.ts';
 import { irmTemplate } from '../../../services/irm-template.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { IdParams, IrmTemplateQuery, problems, spreadsheetAnswer } from '../../schemas.ts';
+import { IrmTemplateQuery, spreadsheetAnswer } from '../../../schemas/irms.ts';
+import { IdParams } from '../../../schemas/platform-customers.ts';
+import { problems } from '../../../schemas/problems.ts';
 import { requireDateRange } from '../date-range.ts';
 import { sendDownload } from '../download.ts';
 

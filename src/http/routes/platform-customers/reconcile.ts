@@ -1,6 +1,9 @@
 import type { Api, Deps } from '../../deps.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, EmptyBody, IdParams, MORE_EXAMPLES, problems, ReconciliationListQuery, ReconciliationListSchema, ReconciliationRef, withExamples } from '../../schemas.ts';
+import { answer, EMPTY_BODY_EXAMPLES, EmptyBody, withExamples } from '../../../schemas/common.ts';
+import { IdParams } from '../../../schemas/platform-customers.ts';
+import { problems } from '../../../schemas/problems.ts';
+import { RECONCILIATION_EXAMPLES, ReconciliationListQuery, ReconciliationListSchema, ReconciliationRef } from '../../../schemas/reconciliations.ts';
 
 export function reconcileRoutes(app: Api, deps: Deps): void {
   app.post(
@@ -17,8 +20,8 @@ export function reconcileRoutes(app: Api, deps: Deps): void {
           "409 `reconciliation_running` while one does (the schedule's included). The customer must be verified (409). No body, or `{}`.",
         security: [{ apiKey: [] }],
         params: IdParams,
-        body: withExamples(EmptyBody, MORE_EXAMPLES.emptyBody),
-        response: { 202: answer(ReconciliationRef, 'The run, started', MORE_EXAMPLES.reconciliation), ...problems(404, 409, 413, 415, 422) },
+        body: withExamples(EmptyBody, EMPTY_BODY_EXAMPLES),
+        response: { 202: answer(ReconciliationRef, 'The run, started', RECONCILIATION_EXAMPLES.reconciliation), ...problems(404, 409, 413, 415, 422) },
       },
       preValidation: async (request) => {
         request.body ??= {};
@@ -38,7 +41,7 @@ export function reconcileRoutes(app: Api, deps: Deps): void {
         security: [{ apiKey: [] }],
         params: IdParams,
         querystring: ReconciliationListQuery,
-        response: { 200: answer(ReconciliationListSchema, "A page of the customer's runs, newest first, and how many there are", MORE_EXAMPLES.reconciliationList), ...problems(404) },
+        response: { 200: answer(ReconciliationListSchema, "A page of the customer's runs, newest first, and how many there are", RECONCILIATION_EXAMPLES.reconciliationList), ...problems(404) },
       },
     },
     async (request) => deps.reconciliations.list(platformOf(request), request.params.id, request.query),

@@ -1,11 +1,11 @@
 import type { Api, Deps } from '../../deps.ts';
 import { customerEbrcRegister, platformEbrcRegister } from '../../../services/reports/ebrc-register.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { IdParams, problems } from '../../schemas.ts';
+import { IdParams } from '../../../schemas/platform-customers.ts';
+import { problems } from '../../../schemas/problems.ts';
 import { requireDateRange } from '../date-range.ts';
 import { sendDownload } from '../download.ts';
-import { PLATFORM_REGISTER_EXAMPLE, REGISTER_EXAMPLE } from './examples.ts';
-import { reportAnswer, ReportQuery } from './schemas.ts';
+import { PLATFORM_REGISTER_EXAMPLE, REGISTER_EXAMPLE, reportAnswer, ReportQuery } from '../../../schemas/reports.ts';
 
 const REGISTER_DESCRIPTION =
   'One row per eBRC dated within `fromDate`..`toDate` (inclusive, on `ebrcDate`), newest first as the eBRC list: ' +

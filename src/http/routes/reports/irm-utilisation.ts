@@ -1,11 +1,11 @@
 import type { Api, Deps } from '../../deps.ts';
 import { irmUtilisation } from '../../../services/reports/irm-utilisation.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { IdParams, problems } from '../../schemas.ts';
+import { IdParams } from '../../../schemas/platform-customers.ts';
+import { problems } from '../../../schemas/problems.ts';
 import { requireDateRange } from '../date-range.ts';
 import { sendDownload } from '../download.ts';
-import { UTILISATION_EXAMPLE } from './examples.ts';
-import { reportAnswer, ReportQuery } from './schemas.ts';
+import { reportAnswer, ReportQuery, UTILISATION_EXAMPLE } from '../../../schemas/reports.ts';
 
 export function irmUtilisationRoute(app: Api, deps: Deps): void {
   app.get(

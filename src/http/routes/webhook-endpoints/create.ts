@@ -2,7 +2,9 @@ import type { Api, Deps } from '../../deps.ts';
 import { createWebhookEndpoint, replayCreatedWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
-import { answer, CreatedWebhookEndpointSchema, MORE_EXAMPLES, withExamples, CreateWebhookEndpointBody, problems } from '../../schemas.ts';
+import { answer, withExamples } from '../../../schemas/common.ts';
+import { problems } from '../../../schemas/problems.ts';
+import { CreatedWebhookEndpointSchema, CreateWebhookEndpointBody, WEBHOOK_ENDPOINT_EXAMPLES } from '../../../schemas/webhook-endpoints.ts';
 
 export function createWebhookEndpointRoute(app: Api, deps: Deps): void {
   const context = { db: deps.database.db, vault: deps.context.vault, config: deps.config };
@@ -20,8 +22,8 @@ export function createWebhookEndpointRoute(app: Api, deps: Deps): void {
           'host that is or resolves to a loopback, private, link-local or internal address is refused with 400 ' +
           '`webhook_url_not_allowed` (unless the service runs with WEBHOOK_ALLOW_PRIVATE_URLS=true).',
         security: [{ apiKey: [] }],
-        body: withExamples(CreateWebhookEndpointBody, MORE_EXAMPLES.createEndpoint.request),
-        response: { 201: answer(CreatedWebhookEndpointSchema, 'The endpoint, created and enabled, with its signing secret', MORE_EXAMPLES.createEndpoint.created), ...problems(409, 413, 415, 422) },
+        body: withExamples(CreateWebhookEndpointBody, WEBHOOK_ENDPOINT_EXAMPLES.createEndpoint.request),
+        response: { 201: answer(CreatedWebhookEndpointSchema, 'The endpoint, created and enabled, with its signing secret', WEBHOOK_ENDPOINT_EXAMPLES.createEndpoint.created), ...problems(409, 413, 415, 422) },
       },
       config: {
         answerHoldsSecret: true,

@@ -2,7 +2,9 @@ import { Type } from 'typebox';
 import type { Api, Deps } from '../../deps.ts';
 import { deleteWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, problems, WebhookEndpointParams } from '../../schemas.ts';
+import { answer } from '../../../schemas/common.ts';
+import { problems } from '../../../schemas/problems.ts';
+import { WebhookEndpointParams } from '../../../schemas/webhook-endpoints.ts';
 
 export function deleteWebhookEndpointRoute(app: Api, deps: Deps): void {
   app.delete(

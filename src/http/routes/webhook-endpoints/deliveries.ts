@@ -1,7 +1,9 @@
 import type { Api, Deps } from '../../deps.ts';
 import { listWebhookDeliveries } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, MORE_EXAMPLES, problems, WebhookDeliveryListQuery, WebhookDeliveryListSchema, WebhookEndpointParams } from '../../schemas.ts';
+import { answer } from '../../../schemas/common.ts';
+import { problems } from '../../../schemas/problems.ts';
+import { WEBHOOK_ENDPOINT_EXAMPLES, WebhookDeliveryListQuery, WebhookDeliveryListSchema, WebhookEndpointParams } from '../../../schemas/webhook-endpoints.ts';
 
 export function listWebhookDeliveriesRoute(app: Api, deps: Deps): void {
   app.get(
@@ -17,7 +19,7 @@ export function listWebhookDeliveriesRoute(app: Api, deps: Deps): void {
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
         querystring: WebhookDeliveryListQuery,
-        response: { 200: answer(WebhookDeliveryListSchema, "A page of the endpoint's delivery attempts, newest first, and how many there are", MORE_EXAMPLES.deliveryList), ...problems(404) },
+        response: { 200: answer(WebhookDeliveryListSchema, "A page of the endpoint's delivery attempts, newest first, and how many there are", WEBHOOK_ENDPOINT_EXAMPLES.deliveryList), ...problems(404) },
       },
     },
     async (request) => listWebhookDeliveries(deps.database.db, platformOf(request), request.params.id, request.query),

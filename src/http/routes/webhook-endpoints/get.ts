@@ -1,7 +1,9 @@
 import type { Api, Deps } from '../../deps.ts';
 import { getWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, MORE_EXAMPLES, problems, WebhookEndpointParams, WebhookEndpointRef } from '../../schemas.ts';
+import { answer } from '../../../schemas/common.ts';
+import { problems } from '../../../schemas/problems.ts';
+import { WEBHOOK_ENDPOINT_EXAMPLES, WebhookEndpointParams, WebhookEndpointRef } from '../../../schemas/webhook-endpoints.ts';
 
 export function getWebhookEndpointRoute(app: Api, deps: Deps): void {
   app.get(
@@ -13,7 +15,7 @@ export function getWebhookEndpointRoute(app: Api, deps: Deps): void {
         summary: 'Get a webhook endpoint',
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
-        response: { 200: answer(WebhookEndpointRef, 'The endpoint', MORE_EXAMPLES.endpoint), ...problems(404) },
+        response: { 200: answer(WebhookEndpointRef, 'The endpoint', WEBHOOK_ENDPOINT_EXAMPLES.endpoint), ...problems(404) },
       },
     },
     async (request) => getWebhookEndpoint(deps.database.db, platformOf(request), request.params.id),

@@ -1,7 +1,9 @@
 import type { Api, Deps } from '../../deps.ts';
 import { listWebhookEndpoints } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, MORE_EXAMPLES, problems, WebhookEndpointListQuery, WebhookEndpointListSchema } from '../../schemas.ts';
+import { answer } from '../../../schemas/common.ts';
+import { problems } from '../../../schemas/problems.ts';
+import { WEBHOOK_ENDPOINT_EXAMPLES, WebhookEndpointListQuery, WebhookEndpointListSchema } from '../../../schemas/webhook-endpoints.ts';
 
 export function listWebhookEndpointsRoute(app: Api, deps: Deps): void {
   app.get(
@@ -14,7 +16,7 @@ export function listWebhookEndpointsRoute(app: Api, deps: Deps): void {
         description: 'Newest first. Secrets are never shown.',
         security: [{ apiKey: [] }],
         querystring: WebhookEndpointListQuery,
-        response: { 200: answer(WebhookEndpointListSchema, "A page of the platform's webhook endpoints, newest first, and how many there are", MORE_EXAMPLES.endpointList), ...problems() },
+        response: { 200: answer(WebhookEndpointListSchema, "A page of the platform's webhook endpoints, newest first, and how many there are", WEBHOOK_ENDPOINT_EXAMPLES.endpointList), ...problems() },
       },
     },
     async (request) => listWebhookEndpoints(deps.database.db, platformOf(request), request.query),

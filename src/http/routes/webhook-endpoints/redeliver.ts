@@ -2,7 +2,9 @@ import type { Api, Deps } from '../../deps.ts';
 import { redeliverEvent, shownDelivery } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
-import { answer, MORE_EXAMPLES, problems, withExamples, RedeliverBody, WebhookDeliverySchema, WebhookEndpointParams } from '../../schemas.ts';
+import { answer, withExamples } from '../../../schemas/common.ts';
+import { problems } from '../../../schemas/problems.ts';
+import { RedeliverBody, WEBHOOK_ENDPOINT_EXAMPLES, WebhookDeliverySchema, WebhookEndpointParams } from '../../../schemas/webhook-endpoints.ts';
 
 export function redeliverRoute(app: Api, deps: Deps): void {
   app.post(
@@ -17,8 +19,8 @@ export function redeliverRoute(app: Api, deps: Deps): void {
           'failure like any delivery), whichever types the endpoint subscribes to. The endpoint must be enabled (409).',
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
-        body: withExamples(RedeliverBody, MORE_EXAMPLES.redeliver.request),
-        response: { 202: answer(WebhookDeliverySchema, 'The new attempt, as the deliveries log shows it', MORE_EXAMPLES.redeliver.scheduled), ...problems(404, 409, 413, 415, 422) },
+        body: withExamples(RedeliverBody, WEBHOOK_ENDPOINT_EXAMPLES.redeliver.request),
+        response: { 202: answer(WebhookDeliverySchema, 'The new attempt, as the deliveries log shows it', WEBHOOK_ENDPOINT_EXAMPLES.redeliver.scheduled), ...problems(404, 409, 413, 415, 422) },
       },
       config: {
         replayFromResource: async (platformId, attemptId) => {

@@ -2,7 +2,9 @@ import type { Api, Deps } from '../../deps.ts';
 import { replayRotatedSecret, rotateWebhookSecret } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
-import { answer, EmptyBody, MORE_EXAMPLES, withExamples, problems, WebhookEndpointParams, WebhookSecretSchema } from '../../schemas.ts';
+import { answer, EMPTY_BODY_EXAMPLES, EmptyBody, withExamples } from '../../../schemas/common.ts';
+import { problems } from '../../../schemas/problems.ts';
+import { WEBHOOK_ENDPOINT_EXAMPLES, WebhookEndpointParams, WebhookSecretSchema } from '../../../schemas/webhook-endpoints.ts';
 
 export function rotateWebhookSecretRoute(app: Api, deps: Deps): void {
   const context = { db: deps.database.db, vault: deps.context.vault, config: deps.config };
@@ -19,8 +21,8 @@ export function rotateWebhookSecretRoute(app: Api, deps: Deps): void {
           'without losing a delivery; a second rotation within them drops the oldest secret. No body, or `{}`.',
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
-        body: withExamples(EmptyBody, MORE_EXAMPLES.emptyBody),
-        response: { 200: answer(WebhookSecretSchema, 'The new signing secret', MORE_EXAMPLES.secret), ...problems(404, 409, 413, 415, 422) },
+        body: withExamples(EmptyBody, EMPTY_BODY_EXAMPLES),
+        response: { 200: answer(WebhookSecretSchema, 'The new signing secret', WEBHOOK_ENDPOINT_EXAMPLES.secret), ...problems(404, 409, 413, 415, 422) },
       },
       preValidation: async (request) => {
         request.body ??= {};

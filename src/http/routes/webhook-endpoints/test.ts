@@ -1,7 +1,10 @@
 import type { Api, Deps } from '../../deps.ts';
 import { sendTestEvent } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, EmptyBody, MORE_EXAMPLES, withExamples, EventRef, problems, WebhookEndpointParams } from '../../schemas.ts';
+import { answer, EMPTY_BODY_EXAMPLES, EmptyBody, withExamples } from '../../../schemas/common.ts';
+import { EventRef } from '../../../schemas/events.ts';
+import { problems } from '../../../schemas/problems.ts';
+import { WEBHOOK_ENDPOINT_EXAMPLES, WebhookEndpointParams } from '../../../schemas/webhook-endpoints.ts';
 
 export function testWebhookEndpointRoute(app: Api, deps: Deps): void {
   app.post(
@@ -16,8 +19,8 @@ export function testWebhookEndpointRoute(app: Api, deps: Deps): void {
           'retried on failure); follow it in the endpoint\'s deliveries. The endpoint must be enabled (409). No body, or `{}`.',
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
-        body: withExamples(EmptyBody, MORE_EXAMPLES.emptyBody),
-        response: { 202: answer(EventRef, 'The webhook.test event, on its way', MORE_EXAMPLES.testEvent), ...problems(404, 409, 413, 415, 422) },
+        body: withExamples(EmptyBody, EMPTY_BODY_EXAMPLES),
+        response: { 202: answer(EventRef, 'The webhook.test event, on its way', WEBHOOK_ENDPOINT_EXAMPLES.testEvent), ...problems(404, 409, 413, 415, 422) },
       },
       preValidation: async (request) => {
         request.body ??= {};

@@ -1,7 +1,9 @@
 import type { Api, Deps } from '../../deps.ts';
 import { updateWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
-import { answer, MORE_EXAMPLES, problems, withExamples, UpdateWebhookEndpointBody, WebhookEndpointParams, WebhookEndpointRef } from '../../schemas.ts';
+import { answer, withExamples } from '../../../schemas/common.ts';
+import { problems } from '../../../schemas/problems.ts';
+import { UpdateWebhookEndpointBody, WEBHOOK_ENDPOINT_EXAMPLES, WebhookEndpointParams, WebhookEndpointRef } from '../../../schemas/webhook-endpoints.ts';
 
 export function updateWebhookEndpointRoute(app: Api, deps: Deps): void {
   const context = { db: deps.database.db, vault: deps.context.vault, config: deps.config };
@@ -19,8 +21,8 @@ export function updateWebhookEndpointRoute(app: Api, deps: Deps): void {
           '`description: null` removes the description.',
         security: [{ apiKey: [] }],
         params: WebhookEndpointParams,
-        body: withExamples(UpdateWebhookEndpointBody, MORE_EXAMPLES.updateEndpoint.request),
-        response: { 200: answer(WebhookEndpointRef, 'The endpoint, changed', MORE_EXAMPLES.updateEndpoint.updated), ...problems(404, 413, 415) },
+        body: withExamples(UpdateWebhookEndpointBody, WEBHOOK_ENDPOINT_EXAMPLES.updateEndpoint.request),
+        response: { 200: answer(WebhookEndpointRef, 'The endpoint, changed', WEBHOOK_ENDPOINT_EXAMPLES.updateEndpoint.updated), ...problems(404, 413, 415) },
       },
     },
     async (request) => updateWebhookEndpoint(context, platformOf(request), request.params.id, request.body),

@@ -1,6 +1,8 @@
 import type { Api, Deps } from '../../../deps.ts';
 import { platformOf } from '../../../plugins/authentication.ts';
-import { answer, BulkUploadRef, MORE_EXAMPLES, problems, UploadFormBody, withExamples } from '../../../schemas.ts';
+import { answer, withExamples } from '../../../../schemas/common.ts';
+import { problems } from '../../../../schemas/problems.ts';
+import { BulkUploadRef, UPLOAD_EXAMPLES, UploadFormBody } from '../../../../schemas/uploads.ts';
 import { readUploadForm, uploadedFileOf } from './form.ts';
 
 export function createUploadRoute(app: Api, deps: Deps): void {
@@ -20,10 +22,10 @@ export function createUploadRoute(app: Api, deps: Deps): void {
           'The same file (by SHA-256) for the same customer within 24 h answers that upload with 200, unless it was rejected.',
         security: [{ apiKey: [] }],
         consumes: ['multipart/form-data'],
-        body: withExamples(UploadFormBody, MORE_EXAMPLES.upload.request),
+        body: withExamples(UploadFormBody, UPLOAD_EXAMPLES.upload.request),
         response: {
-          200: answer(BulkUploadRef, 'The upload of the same file made within 24 h', MORE_EXAMPLES.upload.same),
-          202: answer(BulkUploadRef, 'The upload, accepted: its rows are checked and pushed in the background', MORE_EXAMPLES.upload.accepted),
+          200: answer(BulkUploadRef, 'The upload of the same file made within 24 h', UPLOAD_EXAMPLES.upload.same),
+          202: answer(BulkUploadRef, 'The upload, accepted: its rows are checked and pushed in the background', UPLOAD_EXAMPLES.upload.accepted),
           ...problems(404, 409, 413, 415),
         },
       },

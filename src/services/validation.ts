@@ -1,7 +1,6 @@
 import { Ajv, type ErrorObject, type AnySchema } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { AppError, type FieldError } from '../errors.ts';
-import { MAX_LISTED_ERRORS } from './problem.ts';
+import { AppError, MAX_LISTED_ERRORS, type FieldError } from '../errors.ts';
 
 // ajv-formats is CommonJS; under Node's ESM loader its default export is the plugin itself.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;

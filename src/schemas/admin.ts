@@ -1,0 +1,159 @@
+import { Type } from 'typebox';
+import { DateTime, EXAMPLE_PLATFORM_ID, ItemsPage, NonBlank, Nullable, PageQuery, type Examples } from './common.ts';
+import { problemExample } from './problems.ts';
+
+// ---- Admin API (contract 10): the operator's platforms, API keys and console users, at /admin/v1 ----
+
+export const AdminPlatformSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    createdAt: DateTime,
+  },
+  { description: 'A platform: a tenant of this service, with its API keys, customers and console users' },
+);
+
+export const AdminCreatedPlatformSchema = Type.Object({
+  platform: AdminPlatformSchema,
+  apiKey: Type.String({ description: "The platform's first API key: shown in this answer only (only its SHA-256 hash is stored)" }),
+});
+
+export const AdminApiKeySchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    platformId: Type.String({ format: 'uuid' }),
+    prefix: Type.String({ description: "The key's first characters (ebrc_test_ and 6 more), to tell keys apart; never the key" }),
+    createdAt: DateTime,
+    lastUsedAt: Nullable(DateTime, { description: 'When a request last used it (written at most once a minute per key); null if never' }),
+    revokedAt: Nullable(DateTime, { description: 'When it was revoked; null while it works' }),
+  },
+  { description: 'An API key, never the key itself nor its hash' },
+);
+
+export const AdminIssuedKeySchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  apiKey: Type.String({ description: 'The new API key: shown in this answer only (only its SHA-256 hash is stored)' }),
+  prefix: Type.String({ description: "The key's first characters, as the key list shows them" }),
+  createdAt: DateTime,
+});
+
+export const ConsoleUserSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    email: Type.String({ description: 'What the user signs in with; unique across every platform, ignoring case' }),
+    platformId: Type.String({ format: 'uuid', description: 'The one platform the user sees in the console' }),
+    disabled: Type.Boolean({ description: 'A disabled user cannot sign in, and was signed out when disabled' }),
+    createdAt: DateTime,
+  },
+  { description: "A user of the web console: one of a platform's staff (never the password or its hash)" },
+);
+
+export const AdminPlatformListSchema = ItemsPage(AdminPlatformSchema);
+export const AdminApiKeyListSchema = ItemsPage(AdminApiKeySchema);
+export const ConsoleUserListSchema = ItemsPage(ConsoleUserSchema);
+
+export const AdminListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
+
+export const CreatePlatformBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200, pattern: NonBlank, description: "The platform's name, 1 to 200 characters" }) },
+  { additionalProperties: false },
+);
+
+export const CreateConsoleUserBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 254, description: 'The e-mail address the user signs in with; unique across every platform, ignoring case' }),
+    password: Type.String({ minLength: 12, maxLength: 1024, description: 'At least 12 characters; stored only as an scrypt hash' }),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateConsoleUserBody = Type.Object(
+  { disabled: Type.Boolean({ description: 'true: the user cannot sign in, and its sessions end at once; false: it can again' }) },
+  { additionalProperties: false },
+);
+
+export const PlatformParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The platform id' }) });
+export const ApiKeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The API key id (not the key)' }) });
+export const ConsoleUserParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The console user id' }) });
+
+const EXAMPLE_API_KEY_ID = '8a1f3c2e-6b4d-4e9a-9c7b-2d5e8f0a1b3c';
+const EXAMPLE_CONSOLE_USER_ID = 'c4e2a9b7-1d3f-4a6c-8e5b-7f9d0a2c4e6b';
+const EXAMPLE_ADMIN_PLATFORM = { id: EXAMPLE_PLATFORM_ID, name: 'Acme Payments', createdAt: '2026-11-24T09:00:00.000Z' };
+const EXAMPLE_ADMIN_KEY = {
+  id: EXAMPLE_API_KEY_ID,
+  platformId: EXAMPLE_PLATFORM_ID,
+  prefix: 'ebrc_test_4Gq8Lm',
+  createdAt: '2026-11-24T09:05:00.000Z',
+  lastUsedAt: '2026-11-25T01:37:03.000Z',
+  revokedAt: null,
+};
+const EXAMPLE_CONSOLE_USER = {
+  id: EXAMPLE_CONSOLE_USER_ID,
+  email: 'ops@acme-payments.example',
+  platformId: EXAMPLE_PLATFORM_ID,
+  disabled: false,
+  createdAt: '2026-11-24T09:10:00.000Z',
+};
+const pageOf = (item: unknown) => ({ items: [item], meta: { totalItems: 1, itemsPerPage: 10, totalPages: 1, currentPage: 1 } });
+
+export const ADMIN_EXAMPLES = {
+  createPlatform: {
+    request: { platform: { summary: 'A new platform', value: { name: 'Acme Payments' } } },
+    created: {
+      platform: {
+        summary: 'The platform and its first API key (shown this once)',
+        value: { platform: EXAMPLE_ADMIN_PLATFORM, apiKey: 'ebrc_test_3T79rkWNQkezDnm6JmvV19dsSquB' },
+      },
+    },
+  },
+  platform: { platform: { summary: 'A platform', value: EXAMPLE_ADMIN_PLATFORM } },
+  platformList: { page: { summary: 'The first page, newest first', value: pageOf(EXAMPLE_ADMIN_PLATFORM) } },
+  issueKey: {
+    request: { empty: { summary: 'No fields', value: {} } },
+    issued: {
+      empty: {
+        summary: 'The new key (shown this once)',
+        value: { id: EXAMPLE_API_KEY_ID, apiKey: 'ebrc_test_4Gq8LmXw2RkP9vTnYc7HdJs5BeFa', prefix: 'ebrc_test_4Gq8Lm', createdAt: '2026-11-24T09:05:00.000Z' },
+      },
+    },
+  },
+  key: { key: { summary: 'A key in use', value: EXAMPLE_ADMIN_KEY } },
+  keyList: { page: { summary: "The platform's keys, newest first", value: pageOf(EXAMPLE_ADMIN_KEY) } },
+  revokeKey: {
+    request: { empty: { summary: 'No fields', value: {} } },
+    revoked: { empty: { summary: 'The key, revoked: refused from the next request on', value: { ...EXAMPLE_ADMIN_KEY, revokedAt: '2026-11-25T10:00:00.000Z' } } },
+    already: {
+      already: {
+        summary: 'Revoked before',
+        value: problemExample('api_key_already_revoked', `API key ${EXAMPLE_API_KEY_ID} (ebrc_test_4Gq8Lm…) was already revoked at 2026-11-25T10:00:00.000Z; nothing changed.`),
+      },
+    },
+  },
+  createUser: {
+    request: {
+      user: { summary: 'A console user', value: { email: 'ops@acme-payments.example', password: 'correct-horse-battery-staple' } },
+    },
+    created: { user: { summary: 'The user, who can sign in to the console', value: EXAMPLE_CONSOLE_USER } },
+    refused: {
+      shortPassword: {
+        summary: 'Refused: the password is too short',
+        value: problemExample('validation_failed', 'The request has an invalid field: password must be at least 12 characters long.', [
+          { path: '/password', code: 'invalid_length', message: 'password must be at least 12 characters long.' },
+        ]),
+      },
+    },
+    taken: {
+      taken: {
+        summary: 'The e-mail address is already used',
+        value: problemExample('console_user_email_taken', 'A console user with the e-mail ops@acme-payments.example already exists (e-mail addresses are unique, ignoring case).', [
+          { path: '/email', code: 'console_user_email_taken', message: 'Another console user has this e-mail address.' },
+        ]),
+      },
+    },
+  },
+  userList: { page: { summary: "The platform's console users, newest first", value: pageOf(EXAMPLE_CONSOLE_USER) } },
+  updateUser: {
+    request: { disable: { summary: 'Disable the user', value: { disabled: true } } },
+    updated: { disable: { summary: 'Disabled: signed out, and cannot sign in', value: { ...EXAMPLE_CONSOLE_USER, disabled: true } } },
+  },
+} satisfies Record<string, Examples | Record<string, Examples>>;
