@@ -63,6 +63,7 @@ const SEND_ORDER = [
   'createPlatform',
   'listPlatforms',
   'getPlatform',
+  'updatePlatform',
   'issueApiKey',
   'listApiKeys',
   'getApiKey',
