@@ -81,7 +81,7 @@ describeEachBackend(
       const created = await admin('POST', '/platforms', { body: { name: 'Acme Payments' } });
       assert.equal(created.status, 201, created.text);
       assert.deepEqual(Object.keys(created.body).sort(), ['apiKey', 'platform']);
-      assert.deepEqual(Object.keys(created.body.platform).sort(), ['createdAt', 'id', 'name']);
+      assert.deepEqual(Object.keys(created.body.platform).sort(), ['createdAt', 'id', 'name', 'requireTwoFactor']);
       assert.match(created.body.platform.id, UUID);
       assert.equal(created.body.platform.name, 'Acme Payments');
       assert.ok(created.body.platform.createdAt.endsWith('Z'));
