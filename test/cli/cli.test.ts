@@ -283,14 +283,14 @@ describe('cli usage errors', { concurrency: true }, () => {
     assert.equal(short.code, 2, short.stderr);
     assert.deepEqual(short.stderr.trimEnd().split('\n'), [
       'the password must be at least 12 characters long.',
-      'Usage: npm run cli -- create-user --platform <platformId> --email <email> [--password-stdin]',
+      'Usage: npm run cli -- create-user --platform <platformId> --email <email> [--role owner|operator|viewer] [--password-stdin]',
       '`npm run cli -- --help` lists every command and its options.',
     ]);
     const option = await cli(env, 'list-keys', '--force');
     assert.equal(option.code, 2);
     assert.match(option.stderr, /^Unknown option '--force'.*\nUsage: npm run cli -- list-keys --platform <platformId>\n/);
     const unknown = await cli(env, 'frobnicate');
-    assert.match(unknown.stderr, /^Unknown command "frobnicate"\nCommands: migrate, create-platform, list-platforms, issue-key, .*enable-user, backup, restore\.\n/);
+    assert.match(unknown.stderr, /^Unknown command "frobnicate"\nCommands: migrate, create-platform, list-platforms, issue-key, .*enable-user, set-role, reset-two-factor, require-two-factor, backup, restore\.\n/);
     for (const run of [short, option, unknown]) assert.ok(run.stderr.split('\n').length <= 4, run.stderr);
   });
 
