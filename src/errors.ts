@@ -45,6 +45,12 @@ export const ERROR_TABLE = {
     meaning: 'The bearer token sent to the admin API (`/admin/v1`) is not the service\'s admin token.',
     action: 'Send the whole token: the service\'s ADMIN_TOKEN, or on the embedded default the content of `DATA_DIR/admin-token` (the service names the file at start).',
   },
+  forbidden_for_role: {
+    status: 403,
+    title: 'Not allowed for your role',
+    meaning: "The signed-in console user's role (owner, operator or viewer) is below what this page or form needs; `detail` names the role it needs.",
+    action: "Ask an owner of your platform to give you the role it needs (the console's Users page), or to do it for you.",
+  },
   not_found: {
     status: 404,
     title: 'Not found',

@@ -7,13 +7,15 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { readServiceFile, type ServiceFile } from '../service-file.ts';
 import { readAdminTokenFile } from '../services/admin-token.ts';
-import { createConsoleUser, listConsoleUsers, newUserProblems, setConsoleUserDisabled, type ConsoleUser } from '../services/console-users.ts';
+import { createConsoleUser, listConsoleUsers, newUserProblems, updateConsoleUser, type ConsoleUser, type ConsoleUserChange } from '../services/console-users.ts';
+import { isRole, type ConsoleRole } from '../domain/console-roles.ts';
 import {
   createPlatformWithKey,
   issuePlatformKey,
   listPlatformKeys,
   listPlatformsPage,
   requireApiKey,
+  setPlatformRequiresTwoFactor,
   revokePlatformKey,
   type ApiKeyView,
   type IssuedKeyView,
@@ -35,12 +37,20 @@ Commands:
   issue-key --platform <platformId>     issue another API key for a platform (shown once)
   list-keys --platform <platformId>     list a platform's keys (display prefix, last use and state, never the key)
   revoke-key --key <keyId>              revoke a key
-  create-user --platform <platformId> --email <email> [--password-stdin]
+  create-user --platform <platformId> --email <email> [--role owner|operator|viewer] [--password-stdin]
                                         create a console user (the password, at least 12 characters, is read from
-                                        stdin with --password-stdin, else asked for in the terminal)
+                                        stdin with --password-stdin, else asked for in the terminal; without --role
+                                        the platform's first user is its owner, the others operators)
   list-users --platform <platformId>    list a platform's console users
   disable-user --user <userId>          disable a console user (its console sessions end at once)
   enable-user --user <userId>           enable a disabled console user again
+  set-role --user <userId> --role owner|operator|viewer
+                                        change a console user's role
+  reset-two-factor --user <userId>      forget a console user's second factor and recovery codes (a lost phone);
+                                        its sessions end
+  require-two-factor --platform <platformId> [--off]
+                                        require two-factor sign-in of every console user of the platform (--off:
+                                        each user chooses)
   backup <file>                         copy the embedded database to a new file, consistent even while the service
                                         runs (through its admin API then); on PostgreSQL use pg_dump (README, "Backups")
   restore <file>                        replace the embedded database by a backup, the service stopped (the replaced
@@ -144,8 +154,24 @@ function requiredId(value: string | undefined, flag: string): string {
   return id;
 }
 
-type Values = { name?: string; platform?: string; key?: string; user?: string; email?: string; 'password-stdin'?: boolean };
-type Args = { name: string; platformId: string; keyId: string; userId: string; email: string; password: string; file: string };
+type Values = { name?: string; platform?: string; key?: string; user?: string; email?: string; role?: string; off?: boolean; 'password-stdin'?: boolean };
+type Args = {
+  name: string;
+  platformId: string;
+  keyId: string;
+  userId: string;
+  email: string;
+  password: string;
+  file: string;
+  role: ConsoleRole | undefined;
+  off: boolean;
+};
+
+function roleOf(value: string | undefined, flag: string): ConsoleRole {
+  const role = required(value, flag);
+  if (!isRole(role)) throw new UsageError(`${flag} must be one of owner, operator, viewer; got "${role}"`);
+  return role;
+}
 
 /** Reads the password: all of stdin (one final newline dropped), or typed at a prompt that does not echo it. */
 async function readPassword(fromStdin: boolean): Promise<string> {
@@ -194,7 +220,7 @@ function prompt(question: string): Promise<string> {
  * as one (exit 2) even while the service holds the embedded database.
  */
 async function checkUsage(command: string, values: Values, positionals: string[]): Promise<Args> {
-  const args: Args = { name: '', platformId: '', keyId: '', userId: '', email: '', password: '', file: '' };
+  const args: Args = { name: '', platformId: '', keyId: '', userId: '', email: '', password: '', file: '', role: undefined, off: false };
   switch (command) {
     case 'backup':
     case 'restore':
@@ -219,11 +245,21 @@ async function checkUsage(command: string, values: Values, positionals: string[]
       return args;
     case 'disable-user':
     case 'enable-user':
+    case 'reset-two-factor':
       args.userId = requiredId(values.user, '--user');
+      return args;
+    case 'set-role':
+      args.userId = requiredId(values.user, '--user');
+      args.role = roleOf(values.role, '--role');
+      return args;
+    case 'require-two-factor':
+      args.platformId = requiredId(values.platform, '--platform');
+      args.off = values.off === true;
       return args;
     case 'create-user': {
       args.platformId = requiredId(values.platform, '--platform');
       args.email = required(values.email, '--email');
+      if (values.role !== undefined) args.role = roleOf(values.role, '--role');
       // The e-mail first, so that nobody types a password for a command that fails anyway.
       if (newUserProblems({ email: args.email, password: '' }).some((problem) => problem.path === '/email')) {
         throw new UsageError(`--email must be an e-mail address of at most 254 characters, got "${args.email}"`);
@@ -250,9 +286,10 @@ type Operator = {
   listKeys(platformId: string, page: number): Promise<Page<ApiKeyView>>;
   /** The key, revoked now or before. */
   revokeKey(keyId: string): Promise<{ key: ApiKeyView; alreadyRevoked: boolean }>;
-  createUser(platformId: string, email: string, password: string): Promise<ConsoleUser>;
+  createUser(platformId: string, email: string, password: string, role: ConsoleRole | undefined): Promise<ConsoleUser>;
   listUsers(platformId: string, page: number): Promise<Page<ConsoleUser>>;
-  setUserDisabled(userId: string, disabled: boolean): Promise<ConsoleUser>;
+  updateUser(userId: string, change: ConsoleUserChange): Promise<ConsoleUser>;
+  setRequireTwoFactor(platformId: string, required: boolean): Promise<PlatformView>;
   /** Writes a consistent copy of the embedded database to `file`; its size in bytes. */
   backup(file: string): Promise<number>;
 };
@@ -305,9 +342,10 @@ function databaseOperator(database: Database): Operator {
           throw error;
         }
       }),
-    createUser: (platformId, email, password) => notFoundAs(`No platform ${platformId}`, () => createConsoleUser(db, platformId, { email, password })),
+    createUser: (platformId, email, password, role) => notFoundAs(`No platform ${platformId}`, () => createConsoleUser(db, platformId, { email, password, role })),
     listUsers: (platformId, page) => notFoundAs(`No platform ${platformId}`, () => listConsoleUsers(db, platformId, { page, ...PAGE })),
-    setUserDisabled: (userId, disabled) => notFoundAs(`No console user ${userId}`, () => setConsoleUserDisabled(db, userId, disabled)),
+    updateUser: (userId, change) => notFoundAs(`No console user ${userId}`, () => updateConsoleUser(db, userId, change)),
+    setRequireTwoFactor: (platformId, required) => notFoundAs(`No platform ${platformId}`, () => setPlatformRequiresTwoFactor(db, platformId, required)),
     async backup(file) {
       if (database.backup === undefined) throw new CommandError(POSTGRES_BACKUP);
       return writeBackup(file, (await database.backup()).stream());
@@ -390,9 +428,12 @@ function adminApiOperator(running: ServiceFile, token: string): Operator {
       }
       return { key: expect(answer, 200, `No key ${keyId}`), alreadyRevoked: false };
     },
-    createUser: async (platformId, email, password) => expect(await call('POST', `/platforms/${platformId}/users`, { email, password }), 201, `No platform ${platformId}`),
+    createUser: async (platformId, email, password, role) =>
+      expect(await call('POST', `/platforms/${platformId}/users`, { email, password, ...(role === undefined ? {} : { role }) }), 201, `No platform ${platformId}`),
     listUsers: async (platformId, page) => expect(await call('GET', `/platforms/${platformId}/users${query(page)}`), 200, `No platform ${platformId}`),
-    setUserDisabled: async (userId, disabled) => expect(await call('PATCH', `/users/${userId}`, { disabled }), 200, `No console user ${userId}`),
+    updateUser: async (userId, change) => expect(await call('PATCH', `/users/${userId}`, change), 200, `No console user ${userId}`),
+    setRequireTwoFactor: async (platformId, required) =>
+      expect(await call('PATCH', `/platforms/${platformId}`, { requireTwoFactor: required }), 200, `No platform ${platformId}`),
     async backup(file) {
       let response: Response;
       try {
@@ -451,7 +492,8 @@ function keyOutput(key: ApiKeyView) {
 }
 
 function userLine(user: ConsoleUser): string {
-  return `${user.id}  ${user.email}  ${user.disabled ? 'disabled' : 'active'}  created ${user.createdAt}`;
+  const twoFactor = user.twoFactor.enrolled ? 'two-factor' : 'password only';
+  return `${user.id}  ${user.email}  ${user.role}  ${user.disabled ? 'disabled' : 'active'}  ${twoFactor}  created ${user.createdAt}`;
 }
 
 async function run(command: string, args: Args, operator: Operator): Promise<Output> {
@@ -503,8 +545,8 @@ async function run(command: string, args: Args, operator: Operator): Promise<Out
       };
     }
     case 'create-user': {
-      const user = await operator.createUser(args.platformId, args.email, args.password);
-      return { text: `Created console user ${user.id} (${user.email}) for platform ${user.platformId}.`, json: { user } };
+      const user = await operator.createUser(args.platformId, args.email, args.password, args.role);
+      return { text: `Created console user ${user.id} (${user.email}, ${user.role}) for platform ${user.platformId}.`, json: { user } };
     }
     case 'list-users': {
       const users = await everything((page) => operator.listUsers(args.platformId, page));
@@ -513,12 +555,32 @@ async function run(command: string, args: Args, operator: Operator): Promise<Out
     case 'disable-user':
     case 'enable-user': {
       const disabled = command === 'disable-user';
-      const user = await operator.setUserDisabled(args.userId, disabled);
+      const user = await operator.updateUser(args.userId, { disabled });
       return {
         text: disabled
           ? `Disabled console user ${user.id} (${user.email}): it cannot sign in, and its console sessions have ended.`
           : `Enabled console user ${user.id} (${user.email}): it can sign in again.`,
         json: { user },
+      };
+    }
+    case 'set-role': {
+      const user = await operator.updateUser(args.userId, { role: args.role! });
+      return { text: `Console user ${user.id} (${user.email}) is now ${user.role === 'owner' ? 'an' : 'a'} ${user.role}.`, json: { user } };
+    }
+    case 'reset-two-factor': {
+      const user = await operator.updateUser(args.userId, { twoFactor: null });
+      return {
+        text: `Reset the second factor of console user ${user.id} (${user.email}): its sessions have ended; it signs in with its password and sets up a new one.`,
+        json: { user },
+      };
+    }
+    case 'require-two-factor': {
+      const platform = await operator.setRequireTwoFactor(args.platformId, !args.off);
+      return {
+        text: platform.requireTwoFactor
+          ? `Platform ${platform.id} (${platform.name}) now requires two-factor sign-in of every console user.`
+          : `Platform ${platform.id} (${platform.name}) no longer requires two-factor sign-in.`,
+        json: { platform },
       };
     }
     case 'backup': {
@@ -560,6 +622,8 @@ async function main(): Promise<number> {
         key: { type: 'string' },
         user: { type: 'string' },
         email: { type: 'string' },
+        role: { type: 'string' },
+        off: { type: 'boolean' },
         'password-stdin': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { DateTime, EXAMPLE_PLATFORM_ID, ItemsPage, NonBlank, Nullable, PageQuery, type Examples } from './common.ts';
 import { problemExample } from './problems.ts';
+import { ConsoleRoleSchema, TwoFactorStatusSchema } from './console-users.ts';
 
 // ---- Admin API (contract 10): the operator's platforms, API keys and console users, at /admin/v1 ----
 
@@ -8,6 +9,7 @@ export const AdminPlatformSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     name: Type.String(),
+    requireTwoFactor: Type.Boolean({ description: 'Whether every console user of the platform must sign in with a second factor' }),
     createdAt: DateTime,
   },
   { description: 'A platform: a tenant of this service, with its API keys, customers and console users' },
@@ -42,7 +44,9 @@ export const ConsoleUserSchema = Type.Object(
     id: Type.String({ format: 'uuid' }),
     email: Type.String({ description: 'What the user signs in with; unique across every platform, ignoring case' }),
     platformId: Type.String({ format: 'uuid', description: 'The one platform the user sees in the console' }),
+    role: ConsoleRoleSchema,
     disabled: Type.Boolean({ description: 'A disabled user cannot sign in, and was signed out when disabled' }),
+    twoFactor: TwoFactorStatusSchema,
     createdAt: DateTime,
   },
   { description: "A user of the web console: one of a platform's staff (never the password or its hash)" },
@@ -63,13 +67,18 @@ export const CreateConsoleUserBody = Type.Object(
   {
     email: Type.String({ format: 'email', maxLength: 254, description: 'The e-mail address the user signs in with; unique across every platform, ignoring case' }),
     password: Type.String({ minLength: 12, maxLength: 1024, description: 'At least 12 characters; stored only as an scrypt hash' }),
+    role: Type.Optional(ConsoleRoleSchema),
   },
   { additionalProperties: false },
 );
 
 export const UpdateConsoleUserBody = Type.Object(
-  { disabled: Type.Boolean({ description: 'true: the user cannot sign in, and its sessions end at once; false: it can again' }) },
-  { additionalProperties: false },
+  {
+    disabled: Type.Optional(Type.Boolean({ description: 'true: the user cannot sign in, and its sessions end at once; false: it can again' })),
+    role: Type.Optional(ConsoleRoleSchema),
+    twoFactor: Type.Optional(Type.Null({ description: "null: forgets the user's second factor and recovery codes and ends its sessions (a lost phone); it signs in with the password alone, or sets it up again" })),
+  },
+  { additionalProperties: false, minProperties: 1 },
 );
 
 export const PlatformParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'The platform id' }) });
@@ -78,7 +87,7 @@ export const ConsoleUserParams = Type.Object({ id: Type.String({ minLength: 1, m
 
 const EXAMPLE_API_KEY_ID = '8a1f3c2e-6b4d-4e9a-9c7b-2d5e8f0a1b3c';
 const EXAMPLE_CONSOLE_USER_ID = 'c4e2a9b7-1d3f-4a6c-8e5b-7f9d0a2c4e6b';
-const EXAMPLE_ADMIN_PLATFORM = { id: EXAMPLE_PLATFORM_ID, name: 'Acme Payments', createdAt: '2026-11-24T09:00:00.000Z' };
+const EXAMPLE_ADMIN_PLATFORM = { id: EXAMPLE_PLATFORM_ID, name: 'Acme Payments', requireTwoFactor: false, createdAt: '2026-11-24T09:00:00.000Z' };
 const EXAMPLE_ADMIN_KEY = {
   id: EXAMPLE_API_KEY_ID,
   platformId: EXAMPLE_PLATFORM_ID,
@@ -91,7 +100,9 @@ const EXAMPLE_CONSOLE_USER = {
   id: EXAMPLE_CONSOLE_USER_ID,
   email: 'ops@acme-payments.example',
   platformId: EXAMPLE_PLATFORM_ID,
+  role: 'owner',
   disabled: false,
+  twoFactor: { enrolled: true, enrolledAt: '2026-11-24T09:20:00.000Z' },
   createdAt: '2026-11-24T09:10:00.000Z',
 };
 const pageOf = (item: unknown) => ({ items: [item], meta: { totalItems: 1, itemsPerPage: 10, totalPages: 1, currentPage: 1 } });
@@ -131,9 +142,9 @@ export const ADMIN_EXAMPLES = {
   },
   createUser: {
     request: {
-      user: { summary: 'A console user', value: { email: 'ops@acme-payments.example', password: 'correct-horse-battery-staple' } },
+      user: { summary: 'A console user (the platform\'s first: its owner)', value: { email: 'ops@acme-payments.example', password: 'correct-horse-battery-staple' } },
     },
-    created: { user: { summary: 'The user, who can sign in to the console', value: EXAMPLE_CONSOLE_USER } },
+    created: { user: { summary: 'The user, who can sign in to the console', value: { ...EXAMPLE_CONSOLE_USER, twoFactor: { enrolled: false, enrolledAt: null } } } },
     refused: {
       shortPassword: {
         summary: 'Refused: the password is too short',
@@ -153,7 +164,19 @@ export const ADMIN_EXAMPLES = {
   },
   userList: { page: { summary: "The platform's console users, newest first", value: pageOf(EXAMPLE_CONSOLE_USER) } },
   updateUser: {
-    request: { disable: { summary: 'Disable the user', value: { disabled: true } } },
-    updated: { disable: { summary: 'Disabled: signed out, and cannot sign in', value: { ...EXAMPLE_CONSOLE_USER, disabled: true } } },
+    request: {
+      disable: { summary: 'Disable the user', value: { disabled: true } },
+      role: { summary: 'Make the user a viewer', value: { role: 'viewer' } },
+      resetTwoFactor: { summary: "Reset the user's second factor (a lost phone)", value: { twoFactor: null } },
+    },
+    updated: {
+      disable: { summary: 'Disabled: signed out, and cannot sign in', value: { ...EXAMPLE_CONSOLE_USER, disabled: true } },
+      role: { summary: 'A viewer now: reads only', value: { ...EXAMPLE_CONSOLE_USER, role: 'viewer' } },
+      resetTwoFactor: { summary: 'No second factor: signed out, signs in with the password', value: { ...EXAMPLE_CONSOLE_USER, twoFactor: { enrolled: false, enrolledAt: null } } },
+    },
+  },
+  updatePlatform: {
+    request: { require: { summary: 'Require a second factor of every console user', value: { requireTwoFactor: true } } },
+    updated: { require: { summary: 'The platform, requiring it', value: { ...EXAMPLE_ADMIN_PLATFORM, requireTwoFactor: true } } },
   },
 } satisfies Record<string, Examples | Record<string, Examples>>;

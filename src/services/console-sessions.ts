@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import * as store from '../store/console-sessions.ts';
 import type { Schema } from '../store/schema.ts';
 import { DECOY_PASSWORD_HASH, verifyPassword } from './passwords.ts';
+import { toRole, type ConsoleRole } from '../domain/console-roles.ts';
 
 /**
  * Signing in to the web console, and its sessions (contract 10).
@@ -90,12 +91,29 @@ class FailureCounters {
 }
 
 export type ConsoleSession = {
+  /** The session's own id (the hex SHA-256 of its token), to name it among the user's sessions. */
+  sessionId: string;
   userId: string;
   email: string;
   platformId: string;
   platformName: string;
+  role: ConsoleRole;
   expiresAt: Date;
+  /** False while the user, enrolled in two factors, has given the password but not yet the code. */
+  secondFactorPassed: boolean;
+  twoFactorEnrolled: boolean;
+  /** The platform requires a second factor of every user: one not enrolled must enrol before anything else. */
+  requireTwoFactor: boolean;
 };
+
+/** One of a user's sessions, as their sessions page lists it. */
+export type OwnSession = { id: string; createdAt: Date; lastSeenAt: Date | null; expiresAt: Date; current: boolean };
+
+/** A session's last use is written at most this often. */
+const LAST_SEEN_EVERY_MS = 60_000;
+/** The most sessions a user's page lists. */
+const OWN_SESSIONS_SHOWN = 100;
+const SESSION_ID_PATTERN = /^[0-9a-f]{64}$/;
 
 export type SignInResult =
   /** `failedAttemptsSince`: wrong passwords for this address (from anywhere) since its last sign-in, in the last 24 h. */
@@ -165,13 +183,12 @@ export class ConsoleSessions {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(now.getTime() + this.#sessionMs);
     await store.deleteExpiredSessionsOf(this.#db, user.id, now);
-    await store.insertSession(this.#db, { tokenHash: tokenHash(token), userId: user.id, expiresAt });
-    return {
-      outcome: 'signed_in',
-      token,
-      session: { userId: user.id, email: user.email, platformId: user.platformId, platformName: user.platformName, expiresAt },
-      failedAttemptsSince,
-    };
+    // An enrolled user's session is pending until the code: every console route but the code's refuses it.
+    const hash = tokenHash(token);
+    await store.insertSession(this.#db, { tokenHash: hash, userId: user.id, expiresAt, secondFactorPassed: !user.twoFactorEnrolled, at: now });
+    const session = await this.resolve(token);
+    if (session === null) throw new Error('a session just opened was not found');
+    return { outcome: 'signed_in', token, session, failedAttemptsSince };
   }
 
   /** The session of a cookie's token, or null: unknown, expired (then deleted), or its user disabled. */
@@ -180,11 +197,50 @@ export class ConsoleSessions {
     const hash = tokenHash(token);
     const row = await store.findSession(this.#db, hash);
     if (row === undefined || row.disabled) return null;
-    if (row.expiresAt.getTime() <= this.#now().getTime()) {
+    const now = this.#now();
+    if (row.expiresAt.getTime() <= now.getTime()) {
       await store.deleteSession(this.#db, hash);
       return null;
     }
-    return { userId: row.userId, email: row.email, platformId: row.platformId, platformName: row.platformName, expiresAt: row.expiresAt };
+    if (row.lastSeenAt === null || now.getTime() - row.lastSeenAt.getTime() > LAST_SEEN_EVERY_MS) await store.touchSession(this.#db, hash, now, LAST_SEEN_EVERY_MS);
+    return {
+      sessionId: hash.toString('hex'),
+      userId: row.userId,
+      email: row.email,
+      platformId: row.platformId,
+      platformName: row.platformName,
+      role: toRole(row.role),
+      expiresAt: row.expiresAt,
+      secondFactorPassed: row.secondFactorPassed,
+      twoFactorEnrolled: row.twoFactorEnrolled,
+      requireTwoFactor: row.requireTwoFactor,
+    };
+  }
+
+  /** The session of this token has passed its second factor (a right code, or an enrolment just confirmed). */
+  async passSecondFactor(token: string | undefined): Promise<void> {
+    if (token === undefined || !TOKEN_PATTERN.test(token)) return;
+    await store.markSecondFactorPassed(this.#db, tokenHash(token));
+  }
+
+  /** The user's sessions still open, newest first, the one of `current` (a session id) marked. */
+  async listOwn(userId: string, current: string): Promise<OwnSession[]> {
+    const rows = await store.listSessionsOf(this.#db, userId, this.#now(), OWN_SESSIONS_SHOWN);
+    return rows.map((row) => {
+      const id = row.tokenHash.toString('hex');
+      return { id, createdAt: row.createdAt, lastSeenAt: row.lastSeenAt, expiresAt: row.expiresAt, current: id === current };
+    });
+  }
+
+  /** Ends one of the user's own sessions by its id; whether there was one (another user's is never ended). */
+  async endOwn(userId: string, sessionId: string): Promise<boolean> {
+    if (!SESSION_ID_PATTERN.test(sessionId)) return false;
+    return store.deleteSessionOf(this.#db, userId, Buffer.from(sessionId, 'hex'));
+  }
+
+  /** Ends every session of the user but `current` (a session id); how many ended. */
+  async endOthers(userId: string, current: string): Promise<number> {
+    return store.deleteOtherSessionsOf(this.#db, userId, Buffer.from(current, 'hex'));
   }
 
   /** Ends the session of this token (nothing when there is none). */

@@ -8,17 +8,37 @@ import type { Schema } from '../store/schema.ts';
 import { itemsPage, offsetOf, type PageRequest } from './pages.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './passwords.ts';
 import { requirePlatform } from './platforms.ts';
+import { isRole, toRole, type ConsoleRole } from '../domain/console-roles.ts';
 
 /** The longest password taken: a passphrase fits, and hashing stays cheap whatever is sent. */
 export const MAX_PASSWORD_LENGTH = 1024;
 export const MAX_EMAIL_LENGTH = 254;
 
-/** A console user as the admin API shows it (contract 10): never the password or its hash. */
-export type ConsoleUser = { id: string; email: string; platformId: string; disabled: boolean; createdAt: string };
+/** A console user as the admin API and the console show it (contracts 10, 14): never the password, its hash or a secret. */
+export type ConsoleUser = {
+  id: string;
+  email: string;
+  platformId: string;
+  role: ConsoleRole;
+  disabled: boolean;
+  twoFactor: { enrolled: boolean; enrolledAt: string | null };
+  createdAt: string;
+};
 
 export function toConsoleUser(row: store.ShownConsoleUserRow): ConsoleUser {
-  return { id: row.id, email: row.email, platformId: row.platform_id, disabled: row.disabled, createdAt: row.created_at.toISOString() };
+  return {
+    id: row.id,
+    email: row.email,
+    platformId: row.platform_id,
+    role: toRole(row.role),
+    disabled: row.disabled,
+    twoFactor: { enrolled: row.two_factor_enrolled_at !== null, enrolledAt: row.two_factor_enrolled_at?.toISOString() ?? null },
+    createdAt: row.created_at.toISOString(),
+  };
 }
+
+/** What a change to a console user may set: its role, disabled, and `twoFactor: null` to reset its second factor. */
+export type ConsoleUserChange = { role?: ConsoleRole; disabled?: boolean; twoFactor?: null };
 
 /** Characters as JSON Schema counts them (code points), so that the schema's and this check agree. */
 function characters(text: string): number {
@@ -31,8 +51,9 @@ const EMAIL = fullFormats.email as RegExp;
  * The rules of a new user's e-mail and password, worded as the HTTP schema's validation words them, for callers that
  * do not come through it (the CLI on the database).
  */
-export function newUserProblems(input: { email: string; password: string }): FieldError[] {
+export function newUserProblems(input: { email: string; password: string; role?: string | undefined }): FieldError[] {
   const errors: FieldError[] = [];
+  if (input.role !== undefined && !isRole(input.role)) errors.push({ path: '/role', code: 'invalid_value', message: 'role must be one of: owner, operator, viewer.' });
   if (!EMAIL.test(input.email)) errors.push({ path: '/email', code: 'invalid_format', message: 'email must be an email address (name@example.com).' });
   else if (characters(input.email) > MAX_EMAIL_LENGTH) errors.push({ path: '/email', code: 'invalid_length', message: `email must be at most ${MAX_EMAIL_LENGTH} characters long.` });
   const length = characters(input.password);
@@ -41,7 +62,7 @@ export function newUserProblems(input: { email: string; password: string }): Fie
   return errors;
 }
 
-function checkNewUser(input: { email: string; password: string }): void {
+function checkNewUser(input: { email: string; password: string; role?: string | undefined }): void {
   const errors = newUserProblems(input);
   if (errors.length === 0) return;
   const detail = errors.length === 1 ? `The request has an invalid field: ${errors[0]!.message}` : `The request has ${errors.length} invalid fields; see errors.`;
@@ -51,13 +72,18 @@ function checkNewUser(input: { email: string; password: string }): void {
 /**
  * A console user of the platform, with the password hashed (scrypt, src/services/passwords.ts). E-mail addresses are
  * unique across every platform, ignoring case (a user signs in with the e-mail alone): 409 `console_user_email_taken`.
+ * Without a role, the platform's first user is its `owner` and the others are `operator`s.
  */
-export async function createConsoleUser(db: Kysely<Schema>, platformId: string, input: { email: string; password: string }): Promise<ConsoleUser> {
+export async function createConsoleUser(
+  db: Kysely<Schema>,
+  platformId: string,
+  input: { email: string; password: string; role?: ConsoleRole | undefined },
+): Promise<ConsoleUser> {
   checkNewUser(input);
   await requirePlatform(db, platformId);
   const passwordHash = await hashPassword(input.password);
   try {
-    return toConsoleUser(await store.insertConsoleUser(db, { id: randomUUID(), platformId, email: input.email, passwordHash }));
+    return toConsoleUser(await store.insertConsoleUser(db, { id: randomUUID(), platformId, email: input.email, passwordHash, role: input.role }));
   } catch (error) {
     if (isUniqueViolation(error, store.CONSOLE_USER_EMAIL_INDEX)) {
       throw new AppError('console_user_email_taken', `A console user with the e-mail ${input.email} already exists (e-mail addresses are unique, ignoring case).`, {
@@ -82,6 +108,37 @@ export async function setConsoleUserDisabled(db: Kysely<Schema>, userId: string,
   const row = await db.transaction().execute(async (tx) => {
     const user = await store.setConsoleUserDisabled(tx, userId, disabled, new Date());
     if (user && disabled) await store.deleteConsoleSessionsOfUser(tx, user.id);
+    return user;
+  });
+  if (!row) throw notFound(`Console user ${userId}`);
+  return toConsoleUser(row);
+}
+
+/** A console user by id, or 404. */
+export async function requireConsoleUser(db: Kysely<Schema>, userId: string): Promise<ConsoleUser> {
+  const row = await store.findConsoleUser(db, userId);
+  if (!row) throw notFound(`Console user ${userId}`);
+  return toConsoleUser(row);
+}
+
+/**
+ * Changes a console user in one transaction: its role, whether it is disabled (disabling ends its sessions), and
+ * `twoFactor: null` forgets its second factor (secret and recovery codes) and ends its sessions, so that its next
+ * sign-in is by password and, when its platform requires it, a new enrolment. What is already set changes nothing.
+ */
+export async function updateConsoleUser(db: Kysely<Schema>, userId: string, change: ConsoleUserChange): Promise<ConsoleUser> {
+  const row = await db.transaction().execute(async (tx) => {
+    const now = new Date();
+    let user = await store.findConsoleUser(tx, userId);
+    if (user && change.role !== undefined) user = await store.setConsoleUserRole(tx, user.id, change.role, now);
+    if (user && change.disabled !== undefined) {
+      user = await store.setConsoleUserDisabled(tx, user.id, change.disabled, now);
+      if (user && change.disabled) await store.deleteConsoleSessionsOfUser(tx, user.id);
+    }
+    if (user && change.twoFactor === null) {
+      user = await store.resetTwoFactor(tx, user.id, now);
+      if (user) await store.deleteConsoleSessionsOfUser(tx, user.id);
+    }
     return user;
   });
   if (!row) throw notFound(`Console user ${userId}`);

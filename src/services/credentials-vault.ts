@@ -46,6 +46,15 @@ export class CredentialsVault {
     return this.#open(`webhook-endpoint/${endpointId}`, sealed) as string;
   }
 
+  /** A console user's TOTP secret (base32): it must compute codes, so it is encrypted, not hashed. */
+  sealTotpSecret(userId: string, secret: string): string {
+    return this.#seal(`console-user-totp/${userId}`, secret);
+  }
+
+  openTotpSecret(userId: string, sealed: string): string {
+    return this.#open(`console-user-totp/${userId}`, sealed) as string;
+  }
+
   /** An answer kept for an Idempotency-Key replay that holds a secret, bound to its platform and key. */
   sealAnswer(boundTo: string, answer: string): string {
     return this.#seal(`idempotency-answer/${boundTo}`, answer);

@@ -41,7 +41,7 @@ export async function createPlatform(db: Kysely<Schema>, name: string): Promise<
 // ---- The operator's operations (contract 10: the admin API and the CLI) ----
 
 /** A platform as the admin API shows it. */
-export type PlatformView = { id: string; name: string; createdAt: string };
+export type PlatformView = { id: string; name: string; requireTwoFactor: boolean; createdAt: string };
 
 /** An API key as the admin API shows it: never the key, nor its hash. */
 export type ApiKeyView = {
@@ -57,7 +57,7 @@ export type ApiKeyView = {
 export type IssuedKeyView = { id: string; apiKey: string; prefix: string; createdAt: string };
 
 export function toPlatformView(row: store.PlatformRow): PlatformView {
-  return { id: row.id, name: row.name, createdAt: row.createdAt.toISOString() };
+  return { id: row.id, name: row.name, requireTwoFactor: row.requireTwoFactor, createdAt: row.createdAt.toISOString() };
 }
 
 export function toApiKeyView(row: store.ApiKeyRow): ApiKeyView {
@@ -74,6 +74,13 @@ export function toApiKeyView(row: store.ApiKeyRow): ApiKeyView {
 /** The platform, or 404. A malformed id is not found like an unknown one. */
 export async function requirePlatform(db: Kysely<Schema>, id: string): Promise<PlatformView> {
   const row = await store.findPlatform(db, id);
+  if (!row) throw notFound(`Platform ${id}`);
+  return toPlatformView(row);
+}
+
+/** Requires (or stops requiring) a second factor of every console user of the platform; 404 for an unknown one. */
+export async function setPlatformRequiresTwoFactor(db: Kysely<Schema>, id: string, required: boolean): Promise<PlatformView> {
+  const row = await store.setRequireTwoFactor(db, id, required);
   if (!row) throw notFound(`Platform ${id}`);
   return toPlatformView(row);
 }

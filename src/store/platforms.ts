@@ -3,18 +3,25 @@ import { isUuid } from './ids.ts';
 import { readNewestFirst } from './paging.ts';
 import type { Schema } from './schema.ts';
 
-export type PlatformRow = { id: string; name: string; createdAt: Date };
+export type PlatformRow = { id: string; name: string; requireTwoFactor: boolean; createdAt: Date };
 export type ApiKeyRow = { id: string; platformId: string; displayPrefix: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
 
 export async function insertPlatform(db: Kysely<Schema>, platform: { id: string; name: string }): Promise<PlatformRow> {
   const row = await db.insertInto('platforms').values(platform).returningAll().executeTakeFirstOrThrow();
-  return { id: row.id, name: row.name, createdAt: row.created_at };
+  return { id: row.id, name: row.name, requireTwoFactor: row.require_two_factor, createdAt: row.created_at };
 }
 
 export async function findPlatform(db: Kysely<Schema>, id: string): Promise<PlatformRow | undefined> {
   if (!isUuid(id)) return undefined;
   const row = await db.selectFrom('platforms').selectAll().where('id', '=', id).executeTakeFirst();
-  return row && { id: row.id, name: row.name, createdAt: row.created_at };
+  return row && { id: row.id, name: row.name, requireTwoFactor: row.require_two_factor, createdAt: row.created_at };
+}
+
+/** Sets whether every console user of the platform must sign in with a second factor; the platform, or undefined. */
+export async function setRequireTwoFactor(db: Kysely<Schema>, id: string, required: boolean): Promise<PlatformRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const row = await db.updateTable('platforms').set({ require_two_factor: required }).where('id', '=', id).returningAll().executeTakeFirst();
+  return row && { id: row.id, name: row.name, requireTwoFactor: row.require_two_factor, createdAt: row.created_at };
 }
 
 /** Operator tables (platforms, a platform's keys and console users) counted for a list's total: never reached. */
@@ -22,9 +29,9 @@ export const OPERATOR_ROWS_COUNTED_AT_MOST = 100_000;
 
 /** A page of the platforms, newest first, and how many there are. */
 export async function listPlatformsPage(db: Kysely<Schema>, page: { offset: number; limit: number }): Promise<{ rows: PlatformRow[]; total: number }> {
-  const shown = (platforms: SelectQueryBuilder<Schema, 'platforms', object>) => platforms.select(['id', 'name', 'created_at']);
+  const shown = (platforms: SelectQueryBuilder<Schema, 'platforms', object>) => platforms.select(['id', 'name', 'require_two_factor', 'created_at']);
   const { rows, total: counted } = await readNewestFirst(db, page, db.selectFrom('platforms'), shown, OPERATOR_ROWS_COUNTED_AT_MOST);
-  return { rows: rows.map((row) => ({ id: row.id, name: row.name, createdAt: row.created_at })), total: counted };
+  return { rows: rows.map((row) => ({ id: row.id, name: row.name, requireTwoFactor: row.require_two_factor, createdAt: row.created_at })), total: counted };
 }
 
 export async function anyPlatformExists(db: Kysely<Schema>): Promise<boolean> {

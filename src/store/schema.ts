@@ -11,6 +11,7 @@ type Json<T> = ColumnType<T, string, string>;
 export type PlatformsTable = {
   id: string;
   name: string;
+  require_two_factor: Generated<boolean>;
   created_at: Timestamp;
 };
 
@@ -280,8 +281,24 @@ export type ConsoleUsersTable = {
   disabled: Generated<boolean>;
   failed_sign_ins: Generated<number>;
   last_failed_sign_in_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** owner | operator | viewer (migration 0021). */
+  role: Generated<string>;
+  /** The TOTP secret sealed by the credentials vault; set (and not yet enrolled) while an enrolment is under way. */
+  totp_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  two_factor_enrolled_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The last TOTP time step accepted: a code is good once. */
+  last_totp_step: ColumnType<number | null, number | null | undefined, number | null>;
+  failed_codes: Generated<number>;
+  last_failed_code_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
+};
+
+export type ConsoleRecoveryCodesTable = {
+  user_id: string;
+  /** SHA-256 of the code (random, 50 bits): the code itself is shown once and never stored. */
+  code_hash: Uint8Array;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 };
 
 export type ConsoleSessionsTable = {
@@ -290,6 +307,9 @@ export type ConsoleSessionsTable = {
   user_id: string;
   created_at: Timestamp;
   expires_at: Date;
+  /** False while a user enrolled in two factors has given the password but not yet the code. */
+  second_factor_passed: Generated<boolean>;
+  last_seen_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 };
 
 /** A background job's key while it runs; unfinished counts the runs that never ended (src/jobs/poison.ts). */
@@ -323,5 +343,6 @@ export type Schema = {
   bulk_upload_pushes: BulkUploadPushesTable;
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;
+  console_recovery_codes: ConsoleRecoveryCodesTable;
   job_runs: JobRunsTable;
 };

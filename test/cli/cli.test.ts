@@ -124,7 +124,8 @@ for (const backend of backends()) {
     test('create-user takes the password on stdin and prints the user; list-users, disable-user, enable-user', async () => {
       const password = 'a long enough password';
       const created = json(await cliWithInput(env, `${password}\n`, 'create-user', '--platform', platformId, '--email', 'Ops@Acme-Pay.example', '--password-stdin', '--json'));
-      assert.deepEqual(Object.keys(created.user).sort(), ['createdAt', 'disabled', 'email', 'id', 'platformId']);
+      assert.deepEqual(Object.keys(created.user).sort(), ['createdAt', 'disabled', 'email', 'id', 'platformId', 'role', 'twoFactor']);
+      assert.equal(created.user.role, 'owner', "the platform's first user");
       assert.equal(created.user.email, 'Ops@Acme-Pay.example');
       assert.equal(created.user.platformId, platformId);
       assert.equal(created.user.disabled, false);
@@ -144,11 +145,29 @@ for (const backend of backends()) {
       const enabled = await cli(env, 'enable-user', '--user', userId);
       assert.equal(enabled.code, 0, enabled.stderr);
       assert.equal(enabled.stdout.trim(), `Enabled console user ${userId} (Ops@Acme-Pay.example): it can sign in again.`);
+
+      // Roles and two factors (contract 14).
+      const viewer = await cli(env, 'set-role', '--user', userId, '--role', 'viewer');
+      assert.equal(viewer.code, 0, viewer.stderr);
+      assert.equal(viewer.stdout.trim(), `Console user ${userId} (Ops@Acme-Pay.example) is now a viewer.`);
+      const badRole = await cli(env, 'set-role', '--user', userId, '--role', 'admin');
+      assert.equal(badRole.code, 2);
+      assert.match(badRole.stderr, /--role must be one of owner, operator, viewer; got "admin"/);
+      const second = json(await cliWithInput(env, `${password}\n`, 'create-user', '--platform', platformId, '--email', 'second@acme-pay.example', '--role', 'viewer', '--password-stdin', '--json'));
+      assert.equal(second.user.role, 'viewer');
+      const reset = json(await cli(env, 'reset-two-factor', '--user', userId, '--json'));
+      assert.deepEqual(reset.user.twoFactor, { enrolled: false, enrolledAt: null });
+      const required = json(await cli(env, 'require-two-factor', '--platform', platformId, '--json'));
+      assert.equal(required.platform.requireTwoFactor, true);
+      const off = await cli(env, 'require-two-factor', '--platform', platformId, '--off');
+      assert.match(off.stdout, /no longer requires two-factor sign-in/);
+      await cli(env, 'set-role', '--user', userId, '--role', 'owner');
+      await cli(env, 'disable-user', '--user', second.user.id);
       const database = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir: env.DATA_DIR! });
       try {
         const stored = (await sql<{ password_hash: string }>`select password_hash from console_users`.execute(database.db)).rows;
-        assert.equal(stored.length, 1);
-        assert.match(stored[0]!.password_hash, /^scrypt\$/);
+        assert.equal(stored.length, 2);
+        assert.ok(stored.every((row) => row.password_hash.startsWith('scrypt$')));
       } finally {
         await database.close();
       }
@@ -264,14 +283,14 @@ describe('cli usage errors', { concurrency: true }, () => {
     assert.equal(short.code, 2, short.stderr);
     assert.deepEqual(short.stderr.trimEnd().split('\n'), [
       'the password must be at least 12 characters long.',
-      'Usage: npm run cli -- create-user --platform <platformId> --email <email> [--password-stdin]',
+      'Usage: npm run cli -- create-user --platform <platformId> --email <email> [--role owner|operator|viewer] [--password-stdin]',
       '`npm run cli -- --help` lists every command and its options.',
     ]);
     const option = await cli(env, 'list-keys', '--force');
     assert.equal(option.code, 2);
     assert.match(option.stderr, /^Unknown option '--force'.*\nUsage: npm run cli -- list-keys --platform <platformId>\n/);
     const unknown = await cli(env, 'frobnicate');
-    assert.match(unknown.stderr, /^Unknown command "frobnicate"\nCommands: migrate, create-platform, list-platforms, issue-key, .*enable-user, backup, restore\.\n/);
+    assert.match(unknown.stderr, /^Unknown command "frobnicate"\nCommands: migrate, create-platform, list-platforms, issue-key, .*enable-user, set-role, reset-two-factor, require-two-factor, backup, restore\.\n/);
     for (const run of [short, option, unknown]) assert.ok(run.stderr.split('\n').length <= 4, run.stderr);
   });
 
@@ -446,7 +465,15 @@ describe('cli while the service runs on the embedded database: every command goe
   test('create-user, list-users, disable-user, enable-user', async () => {
     remote.createUser = json(await cliWithInput(env, 'a long enough password\n', 'create-user', '--platform', platformId, '--email', 'ops@held-pay.example', '--password-stdin', '--json'));
     userId = remote.createUser.user.id;
-    assert.deepEqual(remote.createUser.user, { id: userId, email: 'ops@held-pay.example', platformId, disabled: false, createdAt: remote.createUser.user.createdAt });
+    assert.deepEqual(remote.createUser.user, {
+      id: userId,
+      email: 'ops@held-pay.example',
+      platformId,
+      role: 'owner',
+      disabled: false,
+      twoFactor: { enrolled: false, enrolledAt: null },
+      createdAt: remote.createUser.user.createdAt,
+    });
     const taken = await cliWithInput(env, 'a long enough password', 'create-user', '--platform', platformId, '--email', 'OPS@held-pay.example', '--password-stdin');
     assert.equal(taken.code, 1);
     assert.match(taken.stderr, /A console user with the e-mail OPS@held-pay\.example already exists/);
@@ -454,6 +481,12 @@ describe('cli while the service runs on the embedded database: every command goe
     assert.equal(remote.disableUser.user.disabled, true);
     remote.enableUser = json(await cli(env, 'enable-user', '--user', userId, '--json'));
     assert.equal(remote.enableUser.user.disabled, false);
+    remote.setRole = json(await cli(env, 'set-role', '--user', userId, '--role', 'operator', '--json'));
+    assert.equal(remote.setRole.user.role, 'operator');
+    remote.resetTwoFactor = json(await cli(env, 'reset-two-factor', '--user', userId, '--json'));
+    remote.requireTwoFactor = json(await cli(env, 'require-two-factor', '--platform', platformId, '--off', '--json'));
+    assert.equal(remote.requireTwoFactor.platform.requireTwoFactor, false);
+    remote.enableUser = json(await cli(env, 'set-role', '--user', userId, '--role', 'owner', '--json'));
     assert.deepEqual(json(await cli(env, 'list-users', '--platform', platformId, '--json')), { users: [remote.enableUser.user] });
   });
 
@@ -508,6 +541,9 @@ describe('cli while the service runs on the embedded database: every command goe
     direct.createUser = json(await cliWithInput(env, 'another long password', 'create-user', '--platform', direct.createPlatform.platform.id, '--email', 'ops@direct-pay.example', '--password-stdin', '--json'));
     direct.disableUser = json(await cli(env, 'disable-user', '--user', direct.createUser.user.id, '--json'));
     direct.enableUser = json(await cli(env, 'enable-user', '--user', direct.createUser.user.id, '--json'));
+    direct.setRole = json(await cli(env, 'set-role', '--user', direct.createUser.user.id, '--role', 'operator', '--json'));
+    direct.resetTwoFactor = json(await cli(env, 'reset-two-factor', '--user', direct.createUser.user.id, '--json'));
+    direct.requireTwoFactor = json(await cli(env, 'require-two-factor', '--platform', direct.createPlatform.platform.id, '--off', '--json'));
     assert.deepEqual(Object.keys(direct).sort(), Object.keys(remote).sort());
     for (const name of Object.keys(remote)) assert.deepEqual(shape(direct[name]), shape(remote[name]), name);
     assert.deepEqual(json(await cli(env, 'migrate', '--json')), { applied: [] });

@@ -81,7 +81,7 @@ describeEachBackend(
       const created = await admin('POST', '/platforms', { body: { name: 'Acme Payments' } });
       assert.equal(created.status, 201, created.text);
       assert.deepEqual(Object.keys(created.body).sort(), ['apiKey', 'platform']);
-      assert.deepEqual(Object.keys(created.body.platform).sort(), ['createdAt', 'id', 'name']);
+      assert.deepEqual(Object.keys(created.body.platform).sort(), ['createdAt', 'id', 'name', 'requireTwoFactor']);
       assert.match(created.body.platform.id, UUID);
       assert.equal(created.body.platform.name, 'Acme Payments');
       assert.ok(created.body.platform.createdAt.endsWith('Z'));
@@ -201,12 +201,14 @@ describeEachBackend(
     });
 
     let userId: string;
-    test('POST /platforms/{id}/users: 201 {id, email, platformId, disabled, createdAt}; the e-mail is unique ignoring case (409)', async () => {
+    test('POST /platforms/{id}/users: 201 {id, email, platformId, role, disabled, twoFactor, createdAt}; the e-mail is unique ignoring case (409)', async () => {
       const password = `pw-${randomBytes(8).toString('hex')}`;
       passwords.push(password);
       const created = await admin('POST', `/platforms/${platformId}/users`, { body: { email: 'Ops@Acme-Payments.example', password } });
       assert.equal(created.status, 201, created.text);
-      assert.deepEqual(Object.keys(created.body).sort(), ['createdAt', 'disabled', 'email', 'id', 'platformId']);
+      assert.deepEqual(Object.keys(created.body).sort(), ['createdAt', 'disabled', 'email', 'id', 'platformId', 'role', 'twoFactor']);
+      assert.equal(created.body.role, 'owner', "the platform's first user is its owner");
+      assert.deepEqual(created.body.twoFactor, { enrolled: false, enrolledAt: null });
       assert.equal(created.body.email, 'Ops@Acme-Payments.example', 'kept as sent');
       assert.equal(created.body.platformId, platformId);
       assert.equal(created.body.disabled, false);

@@ -57,6 +57,7 @@ const SEND_ORDER = [
   'createPlatform',
   'listPlatforms',
   'getPlatform',
+  'updatePlatform',
   'issueApiKey',
   'listApiKeys',
   'getApiKey',

@@ -77,8 +77,8 @@ for (const backend of backends()) {
       const user = await newUser();
       const expired = Buffer.alloc(32, 1);
       const live = Buffer.alloc(32, 2);
-      await insertSession(database.db, { tokenHash: expired, userId: user.id, expiresAt: new Date(Date.now() - 1000) });
-      await insertSession(database.db, { tokenHash: live, userId: user.id, expiresAt: new Date(Date.now() + 3_600_000) });
+      await insertSession(database.db, { tokenHash: expired, userId: user.id, expiresAt: new Date(Date.now() - 1000), secondFactorPassed: true, at: new Date() });
+      await insertSession(database.db, { tokenHash: live, userId: user.id, expiresAt: new Date(Date.now() + 3_600_000), secondFactorPassed: true, at: new Date() });
       assert.ok((await purgeExpiredSessions(database.db)) >= 1);
       const left = await database.db.selectFrom('console_sessions').select('token_hash').where('user_id', '=', user.id).execute();
       assert.deepEqual(left.map((row) => Buffer.from(row.token_hash).toString('hex')), [live.toString('hex')]);

@@ -1,3 +1,4 @@
+import type { ConsoleRole } from '../../src/domain/console-roles.ts';
 import { createConsoleUser } from '../../src/services/console-users.ts';
 import type { Harness } from './harness.ts';
 
@@ -6,8 +7,11 @@ export const PASSWORD = 'correct horse battery staple';
 
 export type ConsoleUserLogin = { id: string; email: string; password: string };
 
-/** A console user of the platform, made through the console users' service (scrypt hash, as the admin API makes them). */
-export async function addConsoleUser(h: Pick<Harness, 'database'>, platformId: string, email: string): Promise<ConsoleUserLogin> {
-  const user = await createConsoleUser(h.database.db, platformId, { email, password: PASSWORD });
+/**
+ * A console user of the platform, made through the console users' service (scrypt hash, as the admin API makes them):
+ * an owner unless told otherwise.
+ */
+export async function addConsoleUser(h: Pick<Harness, 'database'>, platformId: string, email: string, role: ConsoleRole = 'owner'): Promise<ConsoleUserLogin> {
+  const user = await createConsoleUser(h.database.db, platformId, { email, password: PASSWORD, role });
   return { id: user.id, email, password: PASSWORD };
 }

@@ -666,7 +666,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Require (or stop requiring) two-factor sign-in of a platform's console users
+         * @description `{"requireTwoFactor": true}`: every console user of the platform must sign in with a code from an authenticator app after the password; a user who has not set one up is sent to do so, before any other page, at its next page. `false`: each user chooses.
+         */
+        patch: operations["updatePlatform"];
         trace?: never;
     };
     "/admin/v1/platforms/{id}/api-keys": {
@@ -748,7 +752,7 @@ export interface paths {
         put?: never;
         /**
          * Create a console user for a platform
-         * @description A user of the web console (/console), who signs in with this e-mail and password and sees only this platform. E-mail addresses are unique across every platform, ignoring case (409 `console_user_email_taken`); the password needs at least 12 characters and is stored only as an scrypt hash.
+         * @description A user of the web console (/console), who signs in with this e-mail and password and sees only this platform. E-mail addresses are unique across every platform, ignoring case (409 `console_user_email_taken`); the password needs at least 12 characters and is stored only as an scrypt hash. `role`: `owner`, `operator` or `viewer`; without it, the platform's first user is its owner and the others are operators.
          */
         post: operations["createConsoleUser"];
         delete?: never;
@@ -771,8 +775,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Disable or enable a console user
-         * @description `{"disabled": true}`: the user cannot sign in any more, and its console sessions are ended at once (it is signed out on its next page). `{"disabled": false}`: it can sign in again. Setting what is already set changes nothing.
+         * Change a console user's role, disable or enable it, or reset its second factor
+         * @description `{"role": "viewer"}`: its role (`owner`, `operator` or `viewer`) from its next page on. `{"disabled": true}`: the user cannot sign in any more, and its console sessions are ended at once (it is signed out on its next page). `{"disabled": false}`: it can sign in again. `{"twoFactor": null}`: its second factor and recovery codes are forgotten and its sessions ended (a lost phone); it signs in with the password alone, or is sent to set one up again when its platform requires it. Fields may be combined; setting what is already set changes nothing.
          */
         patch: operations["updateConsoleUser"];
         trace?: never;
@@ -1152,7 +1156,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "admin_token_missing" | "admin_token_invalid" | "not_found" | "method_not_allowed" | "customer_email_taken" | "reconciliation_running" | "customer_not_verified" | "authority_api_credentials_missing" | "api_key_already_revoked" | "console_user_email_taken" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "database_unavailable" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "shutting_down" | "authority_timeout";
+            code: "validation_failed" | "webhook_url_not_allowed" | "api_key_missing" | "api_key_invalid" | "admin_token_missing" | "admin_token_invalid" | "forbidden_for_role" | "not_found" | "method_not_allowed" | "customer_email_taken" | "reconciliation_running" | "customer_not_verified" | "authority_api_credentials_missing" | "api_key_already_revoked" | "console_user_email_taken" | "idempotency_key_in_use" | "webhook_endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "authority_credentials_invalid" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "database_unavailable" | "authority_unavailable" | "authority_misconfigured" | "authority_ip_not_whitelisted" | "shutting_down" | "authority_timeout";
             requestId: string;
             errors?: {
                 /** @description JSON pointer to the field, e.g. /ebrcBulkGenDtos/3/irmDt */
@@ -8112,6 +8116,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             name: string;
+                            /** @description Whether every console user of the platform must sign in with a second factor */
+                            requireTwoFactor: boolean;
                             /** Format: date-time */
                             createdAt: string;
                         }[];
@@ -8256,6 +8262,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             name: string;
+                            /** @description Whether every console user of the platform must sign in with a second factor */
+                            requireTwoFactor: boolean;
                             /** Format: date-time */
                             createdAt: string;
                         };
@@ -8428,6 +8436,8 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         name: string;
+                        /** @description Whether every console user of the platform must sign in with a second factor */
+                        requireTwoFactor: boolean;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -8491,6 +8501,184 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
                      *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `database_unavailable`, `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/database_unavailable",
+                     *       "title": "Database unavailable",
+                     *       "status": 503,
+                     *       "detail": "Database unavailable.",
+                     *       "code": "database_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updatePlatform: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The platform id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description true: every console user of the platform must sign in with a second factor; one without it is sent to set it up before anything else */
+                    requireTwoFactor: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The platform, changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        /** @description Whether every console user of the platform must sign in with a second factor */
+                        requireTwoFactor: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "Payload too large.",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type.",
+                     *       "code": "unsupported_media_type",
                      *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -9245,8 +9433,20 @@ export interface operations {
                              * @description The one platform the user sees in the console
                              */
                             platformId: string;
+                            /**
+                             * @description `owner`: everything, including the platform's users and API keys; `operator`: customers, credentials, pushes, uploads and webhooks; `viewer`: reads only
+                             * @enum {string}
+                             */
+                            role: "owner" | "operator" | "viewer";
                             /** @description A disabled user cannot sign in, and was signed out when disabled */
                             disabled: boolean;
+                            /** @description The user's second factor (TOTP); never its secret or recovery codes */
+                            twoFactor: {
+                                /** @description Whether the user signs in with a code from an authenticator app after the password */
+                                enrolled: boolean;
+                                /** @description When the user set it up; null when not enrolled */
+                                enrolledAt: string | null;
+                            };
                             /** Format: date-time */
                             createdAt: string;
                         }[];
@@ -9383,6 +9583,11 @@ export interface operations {
                     email: string;
                     /** @description At least 12 characters; stored only as an scrypt hash */
                     password: string;
+                    /**
+                     * @description `owner`: everything, including the platform's users and API keys; `operator`: customers, credentials, pushes, uploads and webhooks; `viewer`: reads only
+                     * @enum {string}
+                     */
+                    role?: "owner" | "operator" | "viewer";
                 };
             };
         };
@@ -9403,8 +9608,20 @@ export interface operations {
                          * @description The one platform the user sees in the console
                          */
                         platformId: string;
+                        /**
+                         * @description `owner`: everything, including the platform's users and API keys; `operator`: customers, credentials, pushes, uploads and webhooks; `viewer`: reads only
+                         * @enum {string}
+                         */
+                        role: "owner" | "operator" | "viewer";
                         /** @description A disabled user cannot sign in, and was signed out when disabled */
                         disabled: boolean;
+                        /** @description The user's second factor (TOTP); never its secret or recovery codes */
+                        twoFactor: {
+                            /** @description Whether the user signs in with a code from an authenticator app after the password */
+                            enrolled: boolean;
+                            /** @description When the user set it up; null when not enrolled */
+                            enrolledAt: string | null;
+                        };
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -9558,7 +9775,14 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description true: the user cannot sign in, and its sessions end at once; false: it can again */
-                    disabled: boolean;
+                    disabled?: boolean;
+                    /**
+                     * @description `owner`: everything, including the platform's users and API keys; `operator`: customers, credentials, pushes, uploads and webhooks; `viewer`: reads only
+                     * @enum {string}
+                     */
+                    role?: "owner" | "operator" | "viewer";
+                    /** @description null: forgets the user's second factor and recovery codes and ends its sessions (a lost phone); it signs in with the password alone, or sets it up again */
+                    twoFactor?: null;
                 };
             };
         };
@@ -9579,8 +9803,20 @@ export interface operations {
                          * @description The one platform the user sees in the console
                          */
                         platformId: string;
+                        /**
+                         * @description `owner`: everything, including the platform's users and API keys; `operator`: customers, credentials, pushes, uploads and webhooks; `viewer`: reads only
+                         * @enum {string}
+                         */
+                        role: "owner" | "operator" | "viewer";
                         /** @description A disabled user cannot sign in, and was signed out when disabled */
                         disabled: boolean;
+                        /** @description The user's second factor (TOTP); never its secret or recovery codes */
+                        twoFactor: {
+                            /** @description Whether the user signs in with a code from an authenticator app after the password */
+                            enrolled: boolean;
+                            /** @description When the user set it up; null when not enrolled */
+                            enrolledAt: string | null;
+                        };
                         /** Format: date-time */
                         createdAt: string;
                     };

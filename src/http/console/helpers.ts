@@ -152,5 +152,12 @@ function href(path: string, params: Record<string, string | number | undefined |
   return search === '' ? path : `${path}?${search}`;
 }
 
-export const helpers = { time, day, dayText, readableDates, money, count, tone, statusLabel, explain, href, asset: assetHref };
+const ROLE_LABELS: Record<string, string> = { owner: 'Owner', operator: 'Operator', viewer: 'Viewer' };
+
+/** A console role as the pages name it. */
+function roleLabel(role: string): string {
+  return ROLE_LABELS[role] ?? role;
+}
+
+export const helpers = { time, day, dayText, readableDates, money, count, tone, statusLabel, explain, href, roleLabel, asset: assetHref };
 export type Helpers = typeof helpers;

@@ -1,4 +1,9 @@
 import type { Api, Deps } from '../deps.ts';
+import type { ConsoleSessions } from '../../services/console-sessions.ts';
+import type { TwoFactor } from '../../services/two-factor.ts';
+
+/** What console pages are given: the app's services, and the console's own sessions and second factors. */
+export type ConsoleDeps = Deps & { consoleSessions: ConsoleSessions; twoFactor: TwoFactor };
 
 /**
  * One page of the console (or a few that belong together): its routes, registered under /console, and its entry in
@@ -10,5 +15,5 @@ import type { Api, Deps } from '../deps.ts';
 export type ConsolePage = {
   /** Its entry in the navigation (in the registry's order); none for pages reached only from others. */
   nav?: { label: string; href: string };
-  routes(app: Api, deps: Deps): void;
+  routes(app: Api, deps: ConsoleDeps): void;
 };

@@ -14,11 +14,20 @@ import { CONSOLE_PAGES } from './pages/index.ts';
 import { problemOf } from './forms.ts';
 import { CONSOLE_PREFIX, render, type NavEntry } from './render.ts';
 import { signInRoutes, SESSION_COOKIE } from './sign-in.ts';
+import { CONSOLE_ROUTE_ROLES, forbiddenForRole, roleNeeded, routeKey } from './roles.ts';
+import { roleAllows } from '../../domain/console-roles.ts';
+import { TwoFactor } from '../../services/two-factor.ts';
+import { ENROLMENT_PATH } from './pages/account.ts';
+import { CODE_PATH } from './sign-in.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** A console route that needs no signed-in user (sign-in, the assets). */
     consolePublic?: boolean;
+    /** A route a session waiting for its second factor may use (the code's page): every other sends it there. */
+    consoleSecondFactor?: boolean;
+    /** A route a user whose platform requires two factors may use before enrolling (the enrolment): others send it there. */
+    consoleEnrolment?: boolean;
   }
 }
 
@@ -43,6 +52,12 @@ const SECURITY_HEADERS = {
 
 const NAVIGATION: readonly NavEntry[] = CONSOLE_PAGES.flatMap((page) => (page.nav === undefined ? [] : [page.nav]));
 
+/** `path`, with the GET asked for as where to go afterwards. */
+function withNext(path: string, request: FastifyRequest): string {
+  if (request.method !== 'GET') return path;
+  return `${path}?${new URLSearchParams({ next: request.url }).toString()}`;
+}
+
 /** Where an unsigned visitor goes: the sign-in page, back to `next` afterwards (a GET's own path only). */
 function signInRedirect(request: FastifyRequest, reply: FastifyReply, expired: boolean): FastifyReply {
   const params = new URLSearchParams();
@@ -64,9 +79,24 @@ function signInRedirect(request: FastifyRequest, reply: FastifyReply, expired: b
 export async function registerConsole(app: Api, deps: Deps): Promise<void> {
   const sessions = new ConsoleSessions({ db: deps.database.db, sessionHours: deps.config.consoleSessionHours });
 
-  // None of the console is part of the API's OpenAPI document.
+  const twoFactor = new TwoFactor({ db: deps.database.db, vault: deps.context.vault });
+
+  // None of the console is part of the API's OpenAPI document; every route but the public ones has its role in
+  // CONSOLE_ROUTE_ROLES, and the map names no route that does not exist.
+  const routesWithRoles = new Set<string>();
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
+    if (route.config?.consolePublic === true) return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      const key = routeKey(method, route.url);
+      if (roleNeeded(method, route.url) === undefined) throw new Error(`the console route ${key} has no role in CONSOLE_ROUTE_ROLES (src/http/console/roles.ts)`);
+      routesWithRoles.add(key);
+    }
+  });
+  app.addHook('onReady', async () => {
+    const stale = Object.keys(CONSOLE_ROUTE_ROLES).filter((key) => !routesWithRoles.has(key));
+    if (stale.length > 0) throw new Error(`CONSOLE_ROUTE_ROLES names routes the console does not have: ${stale.join(', ')}`);
   });
 
   // The CSRF cookie is signed with a key of its own, derived from the server's secret (as its other keys are).
@@ -103,9 +133,28 @@ export async function registerConsole(app: Api, deps: Deps): Promise<void> {
     if (request.routeOptions.url === ASSETS_ROUTE) return;
     const token = request.cookies[SESSION_COOKIE];
     request.consoleSession = await sessions.resolve(token);
-    if (request.consoleSession !== null || request.routeOptions.config.consolePublic === true) return;
-    if (token !== undefined) reply.clearCookie(SESSION_COOKIE, { path: CONSOLE_PREFIX });
-    return signInRedirect(request, reply, token !== undefined);
+    const config = request.routeOptions.config;
+    if (config.consolePublic === true) return;
+    const session = request.consoleSession;
+    if (session === null) {
+      if (token !== undefined) reply.clearCookie(SESSION_COOKIE, { path: CONSOLE_PREFIX });
+      return signInRedirect(request, reply, token !== undefined);
+    }
+    // The password alone opens nothing but the code's page, for a user with a second factor...
+    if (!session.secondFactorPassed) {
+      if (config.consoleSecondFactor === true) return;
+      return reply.redirect(withNext(CODE_PATH, request), 303);
+    }
+    // ...and a user without one, whose platform requires it, sets it up before anything else.
+    if (session.requireTwoFactor && !session.twoFactorEnrolled) {
+      if (config.consoleEnrolment === true) return;
+      return reply.redirect(withNext(ENROLMENT_PATH, request), 303);
+    }
+    const url = request.routeOptions.url;
+    if (url === undefined) return;
+    const needed = roleNeeded(request.method, url);
+    if (needed === undefined) throw new Error(`the console route ${routeKey(request.method, url)} has no role`);
+    if (!roleAllows(session.role, needed)) throw forbiddenForRole(session.role, needed);
   });
   // Then the CSRF token of anything that is not a GET or HEAD (a 403 page when it is missing or wrong).
   app.addHook('preHandler', (request, reply, done) => {
@@ -170,6 +219,6 @@ export async function registerConsole(app: Api, deps: Deps): Promise<void> {
     const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
     return reply.redirect(`${NAVIGATION[0]?.href ?? `${CONSOLE_PREFIX}/sign-in`}${query}`, 303);
   });
-  signInRoutes(app, sessions, deps.config.consoleSessionHours);
-  for (const page of CONSOLE_PAGES) page.routes(app, deps);
+  signInRoutes(app, sessions, twoFactor, deps.config.consoleSessionHours);
+  for (const page of CONSOLE_PAGES) page.routes(app, { ...deps, consoleSessions: sessions, twoFactor });
 }

@@ -3,6 +3,8 @@ import type { ConsoleSession } from '../../services/console-sessions.ts';
 import { AuthorityError } from '../../authority/authority.ts';
 import { helpers } from './helpers.ts';
 import { problemOf, type Problem } from './forms.ts';
+import { may, roleNeeded, type ConsoleRoute } from './roles.ts';
+import { roleAllows } from '../../domain/console-roles.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,9 +36,15 @@ export function isHttps(request: FastifyRequest): boolean {
 
 export type NavEntry = { label: string; href: string };
 
-/** The navigation with the current page marked: the entry whose path is the request's or a parent of it. */
-function navigation(entries: readonly NavEntry[], path: string): (NavEntry & { current: boolean })[] {
-  return entries.map((entry) => ({ ...entry, current: path === entry.href || path.startsWith(`${entry.href}/`) }));
+/**
+ * The navigation for the user: the pages its role may open (and none but the code's or the enrolment's while one of
+ * those is due), the current page marked (the entry whose path is the request's or a parent of it).
+ */
+function navigation(entries: readonly NavEntry[], path: string, session: ConsoleSession): (NavEntry & { current: boolean })[] {
+  if (!session.secondFactorPassed || (session.requireTwoFactor && !session.twoFactorEnrolled)) return [];
+  return entries
+    .filter((entry) => roleAllows(session.role, roleNeeded('GET', entry.href) ?? 'owner'))
+    .map((entry) => ({ ...entry, current: path === entry.href || path.startsWith(`${entry.href}/`) }));
 }
 
 /** The query parameter by which the page after a sign-in learns of the wrong passwords before it. */
@@ -67,7 +75,9 @@ export async function render(
     ...data,
     signInNotice: signInFailuresNotice(request),
     session: request.consoleSession,
-    nav: request.consoleSession === null ? [] : navigation(request.consoleNav, path),
+    nav: request.consoleSession === null ? [] : navigation(request.consoleNav, path, request.consoleSession),
+    // Whether the user may use a route (a form's action, a link's page): forms it may not are not shown.
+    can: (route: ConsoleRoute) => request.consoleSession !== null && may(request.consoleSession.role, route),
     csrf: reply.generateCsrf({ secure: isHttps(request) }),
     h: helpers,
   });

@@ -1,11 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleSessions } from '../../services/console-sessions.ts';
+import type { TwoFactor } from '../../services/two-factor.ts';
 import type { Api } from '../deps.ts';
 import { formFields, text } from './forms.ts';
-import { CONSOLE_PREFIX, isHttps, queryOf, redirectTo, render, SIGN_IN_FAILURES_PARAM } from './render.ts';
+import { CONSOLE_PREFIX, isHttps, queryOf, redirectTo, render, signedIn, SIGN_IN_FAILURES_PARAM } from './render.ts';
 
 /** The session cookie: a random token (its SHA-256 is what the database keeps), HttpOnly, SameSite=Lax, /console only. */
 export const SESSION_COOKIE = 'ebrc_console_session';
+/** The second step of a sign-in with two factors: the code from the authenticator app, or a recovery code. */
+export const CODE_PATH = `${CONSOLE_PREFIX}/sign-in/code`;
 
 const NOTICES: Record<string, string> = {
   'signed-out': 'You have signed out.',
@@ -43,8 +46,20 @@ function signInPage(
   return render(request, reply, 'sign-in', { title: 'Sign in', values, problem, notice, fields: {} }, problem?.status ?? 200);
 }
 
-/** Sign-in and sign-out: public routes (no session needed), each POST with its CSRF token like any other. */
-export function signInRoutes(app: Api, sessions: ConsoleSessions, sessionHours: number): void {
+function codePage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  next: string,
+  problem: { status: number; title: string; detail: string } | null,
+): Promise<FastifyReply> {
+  return render(request, reply, 'sign-in-code', { title: 'Two-factor sign-in', values: { next }, problem, fields: {} }, problem?.status ?? 200);
+}
+
+/**
+ * Sign-in and sign-out: public routes (no session needed), each POST with its CSRF token like any other. A user with
+ * a second factor is sent from the password to the code: its session opens nothing else until the code is right.
+ */
+export function signInRoutes(app: Api, sessions: ConsoleSessions, twoFactor: TwoFactor, sessionHours: number): void {
   app.get('/sign-in', { config: { consolePublic: true } }, async (request, reply) => {
     const query = queryOf(request);
     const next = text(query, 'next');
@@ -67,6 +82,10 @@ export function signInRoutes(app: Api, sessions: ConsoleSessions, sessionHours: 
           maxAge: sessionHours * 60 * 60,
         });
         request.log.info({ consoleUser: result.session.userId, platform: result.session.platformId, failedAttemptsSince: result.failedAttemptsSince }, 'console sign-in');
+        if (!result.session.secondFactorPassed) {
+          const then = withSignInFailures(afterSignIn(next), result.failedAttemptsSince);
+          return reply.redirect(`${CODE_PATH}?${new URLSearchParams({ next: then }).toString()}`, 303);
+        }
         return reply.redirect(withSignInFailures(afterSignIn(next), result.failedAttemptsSince), 303);
       case 'refused':
         request.log.info('console sign-in refused: wrong e-mail or password');
@@ -89,6 +108,43 @@ export function signInRoutes(app: Api, sessions: ConsoleSessions, sessionHours: 
           status: 429,
           title: 'Too many failed sign-ins',
           detail: `There were too many wrong passwords for this e-mail address from your network, or from your network for any address. Wait ${waitText(result.retryAfterSeconds)}, then try again; from another network you can sign in at once.`,
+        });
+    }
+  });
+
+  app.get('/sign-in/code', { config: { consoleSecondFactor: true } }, async (request, reply) => {
+    const next = text(queryOf(request), 'next');
+    if (signedIn(request).secondFactorPassed) return reply.redirect(afterSignIn(next), 303);
+    return codePage(request, reply, next, null);
+  });
+
+  app.post('/sign-in/code', { config: { consoleSecondFactor: true } }, async (request, reply) => {
+    const session = signedIn(request);
+    const fields = formFields(request.body);
+    const next = text(fields, 'next');
+    if (session.secondFactorPassed) return reply.redirect(afterSignIn(next), 303);
+    const result = await twoFactor.check(session.userId, text(fields, 'code').slice(0, 64));
+    switch (result.outcome) {
+      case 'passed': {
+        await sessions.passSecondFactor(request.cookies[SESSION_COOKIE]);
+        request.log.info({ consoleUser: session.userId, by: result.by }, 'console sign-in: second factor passed');
+        if (result.by === 'totp') return reply.redirect(afterSignIn(next), 303);
+        return redirectTo(reply, `${CONSOLE_PREFIX}/account`, result.recoveryCodesLeft === 1 ? 'recovery-code-used-1' : `recovery-code-used`);
+      }
+      case 'wrong':
+        request.log.info({ consoleUser: session.userId }, 'console sign-in refused: wrong code');
+        return codePage(request, reply, next, {
+          status: 401,
+          title: 'Wrong code',
+          detail: 'Type the 6 digits your authenticator app shows now, or one of your unused recovery codes. After several wrong codes, you will have to wait before trying again.',
+        });
+      case 'slowed':
+        request.log.warn({ consoleUser: session.userId, retryAfterSeconds: result.retryAfterSeconds }, 'console sign-in slowed: too many wrong codes');
+        reply.header('retry-after', String(result.retryAfterSeconds));
+        return codePage(request, reply, next, {
+          status: 429,
+          title: 'Too many wrong codes',
+          detail: `There were too many wrong codes for this user. Wait ${waitText(result.retryAfterSeconds)}, then try again.`,
         });
     }
   });

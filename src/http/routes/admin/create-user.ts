@@ -15,7 +15,8 @@ export function createUserRoute(app: Api, deps: Deps): void {
         description:
           "A user of the web console (/console), who signs in with this e-mail and password and sees only this platform. " +
           'E-mail addresses are unique across every platform, ignoring case (409 `console_user_email_taken`); the password ' +
-          'needs at least 12 characters and is stored only as an scrypt hash.',
+          'needs at least 12 characters and is stored only as an scrypt hash. `role`: `owner`, `operator` or `viewer`; ' +
+          "without it, the platform's first user is its owner and the others are operators.",
         security: [{ adminToken: [] }],
         params: PlatformParams,
         body: withExamples(CreateConsoleUserBody, ADMIN_EXAMPLES.createUser.request),

@@ -10,6 +10,7 @@ import { listKeysRoute } from './list-keys.ts';
 import { listPlatformsRoute } from './list-platforms.ts';
 import { listUsersRoute } from './list-users.ts';
 import { revokeKeyRoute } from './revoke-key.ts';
+import { updatePlatformRoute } from './update-platform.ts';
 import { updateUserRoute } from './update-user.ts';
 
 /**
@@ -20,6 +21,7 @@ export function adminRoutes(app: Api, deps: Deps, authenticator: ApiKeyAuthentic
   createPlatformRoute(app, deps);
   listPlatformsRoute(app, deps);
   getPlatformRoute(app, deps);
+  updatePlatformRoute(app, deps);
   issueKeyRoute(app, deps);
   listKeysRoute(app, deps);
   getKeyRoute(app, deps);
