@@ -3,10 +3,11 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { ConfigError, DEFAULT_KEY_ID, loadConfig, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { readServiceFile, type ServiceFile } from '../service-file.ts';
 import { readAdminTokenFile } from '../services/admin-token.ts';
+import { encryptionStatus, type EncryptionStatus } from '../services/sealed-values.ts';
 import { createConsoleUser, listConsoleUsers, newUserProblems, setConsoleUserDisabled, type ConsoleUser } from '../services/console-users.ts';
 import {
   createPlatformWithKey,
@@ -43,6 +44,8 @@ Commands:
   enable-user --user <userId>           enable a disabled console user again
   backup <file>                         copy the embedded database to a new file, consistent even while the service
                                         runs (through its admin API then); on PostgreSQL use pg_dump (README, "Backups")
+  encryption-status                     how many sealed values use each key of the encryption key ring
+                                        (ENCRYPTION_KEYS): an old key can be dropped once it counts 0
   restore <file>                        replace the embedded database by a backup, the service stopped (the replaced
                                         database is kept beside it, renamed); on PostgreSQL use pg_restore
 
@@ -204,6 +207,7 @@ async function checkUsage(command: string, values: Values, positionals: string[]
       return args;
     case 'migrate':
     case 'list-platforms':
+    case 'encryption-status':
       return args;
     case 'create-platform':
       args.name = required(values.name, '--name').trim();
@@ -255,6 +259,7 @@ type Operator = {
   setUserDisabled(userId: string, disabled: boolean): Promise<ConsoleUser>;
   /** Writes a consistent copy of the embedded database to `file`; its size in bytes. */
   backup(file: string): Promise<number>;
+  encryptionStatus(): Promise<EncryptionStatus>;
 };
 
 type Page<T> = { items: T[]; meta: { totalPages: number } };
@@ -280,7 +285,7 @@ function notFoundAs<T>(what: string, work: () => Promise<T>): Promise<T> {
 }
 
 /** The database itself: the services the admin API calls. */
-function databaseOperator(database: Database): Operator {
+function databaseOperator(database: Database, ringIds: readonly string[]): Operator {
   const db = database.db;
   return {
     async migrate() {
@@ -312,6 +317,7 @@ function databaseOperator(database: Database): Operator {
       if (database.backup === undefined) throw new CommandError(POSTGRES_BACKUP);
       return writeBackup(file, (await database.backup()).stream());
     },
+    encryptionStatus: () => encryptionStatus(db, ringIds[0]!, ringIds),
   };
 }
 
@@ -413,6 +419,7 @@ function adminApiOperator(running: ServiceFile, token: string): Operator {
       }
       return writeBackup(file, response.body);
     },
+    encryptionStatus: async () => expect(await call('GET', '/encryption-status'), 200, 'No encryption status'),
   };
 }
 
@@ -530,9 +537,25 @@ async function run(command: string, args: Args, operator: Operator): Promise<Out
         json: { file: args.file, bytes },
       };
     }
+    case 'encryption-status': {
+      const status = await operator.encryptionStatus();
+      return { text: encryptionStatusText(status), json: status };
+    }
     default:
       throw new UsageError(`Unknown command "${command}"`);
   }
+}
+
+function encryptionStatusText(status: EncryptionStatus): string {
+  const lines = status.keys.map(
+    ({ keyId, values, current, inRing }) =>
+      `  ${keyId.padEnd(32)} ${String(values).padStart(10)}  ${current ? 'current' : !inRing ? 'NOT IN THE RING: put it back before anything else' : values === 0 ? 'unused: can be dropped' : 'being re-sealed'}`,
+  );
+  const columns = status.columns.map(
+    ({ table, column, what, keys }) =>
+      `  ${`${table}.${column}`.padEnd(44)} ${Object.entries(keys).map(([keyId, values]) => `${keyId}: ${values}`).join(', ') || 'none'}  (${what})`,
+  );
+  return ['Sealed values per key id (current key first in the ring):', ...lines, '', 'Per column:', ...columns].join('\n');
 }
 
 /** `restore`: on the data folder itself, which the service must not hold. */
@@ -597,7 +620,8 @@ async function main(): Promise<number> {
     let operator: Operator;
     try {
       database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-      operator = databaseOperator(database);
+      // The ids only (no key file is made here): the embedded default's key file is the key `default`.
+      operator = databaseOperator(database, config.encryptionKeys?.map((key) => key.id) ?? [DEFAULT_KEY_ID]);
     } catch (error) {
       // The embedded database is held: by the running service, ask it through its admin API.
       const running = error instanceof DataDirLockedError ? runningService(config) : undefined;
