@@ -533,7 +533,7 @@ async function run(command: string, args: Args, operator: Operator): Promise<Out
       return {
         text:
           `Backed up the embedded database to ${args.file} (${bytes} bytes).\n` +
-          'It holds everything but the encryption key: keep DATA_DIR/encryption.key (or ENCRYPTION_KEY) safe apart from it; a restore needs the same key.',
+          'It holds everything but the encryption keys: keep DATA_DIR/encryption.key (or your ENCRYPTION_KEYS / ENCRYPTION_KEY) safe apart from it; a restore needs the same keys.',
         json: { file: args.file, bytes },
       };
     }
