@@ -26,6 +26,8 @@ function envFor(scratch: Scratch, keys: Record<string, string>, authorityUrl: st
     AUTHORITY_URL: authorityUrl,
     ...keys,
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    // Generous: this test is about keys, not about a sandbox slowed by a busy machine.
+    AUTHORITY_TIMEOUT_MS: '60000',
     LOG_LEVEL: 'silent',
   };
 }
@@ -165,16 +167,9 @@ async function rotation(backend: Backend): Promise<void> {
       }
       assert.deepEqual(await countsOf(resumed), { next: 2 + 2 * ENDPOINTS + 1, default: 0 });
       assert.ok((await sealedKeyIds(resumed)).every((id) => id === 'next'), 'no value left under A');
-    } finally {
-      await resumed.close();
-    }
-
-    // B alone: starts, and every secret still works.
-    const final = await start(scratch, onlyB, sandbox.url, true);
-    try {
-      await credentialsWork(final, apiKey, customerId);
-      for (const endpoint of [endpoints[0]!, endpoints.at(-1)!]) await webhookSignatureVerifies(final, apiKey, receiver, endpoint);
-      const replay = await injectRequest(final, 'POST', '/api/v1/webhook-endpoints', {
+      // A retry of a creation made under A, while A is still in the ring: the same request (its fingerprint was made
+      // with A), answered from the kept answer re-sealed under B.
+      const replay = await injectRequest(resumed, 'POST', '/api/v1/webhook-endpoints', {
         key: apiKey,
         headers: { 'idempotency-key': endpoints[1]!.idempotencyKey },
         body: { url: receiver.url(endpoints[1]!.path), enabledEvents: ['bulk_upload.completed'] },
@@ -182,7 +177,19 @@ async function rotation(backend: Backend): Promise<void> {
       assert.equal(replay.status, 201, replay.text);
       assert.equal(replay.headers['idempotent-replayed'], 'true');
       assert.equal(replay.body.secret, endpoints[1]!.secret, 'the kept answer, re-sealed, replays the same secret');
+    } finally {
+      await resumed.close();
+    }
+
+    // B alone: starts, and every secret still works.
+    const final = await start(scratch, onlyB, sandbox.url, true);
+    try {
       const vault = new CredentialsVault(loadKeyRing(loadConfig(envFor(scratch, onlyB, sandbox.url))));
+      await credentialsWork(final, apiKey, customerId);
+      for (const endpoint of [endpoints[0]!, endpoints.at(-1)!]) await webhookSignatureVerifies(final, apiKey, receiver, endpoint);
+      const answer = await final.database.db.selectFrom('idempotency_keys').select(['platform_id', 'response_body']).where('key', '=', endpoints[2]!.idempotencyKey).executeTakeFirstOrThrow();
+      const kept = JSON.parse(vault.openAnswer(`${answer.platform_id}\u0000${endpoints[2]!.idempotencyKey}`, answer.response_body!.slice('sealed:'.length)));
+      assert.equal(kept.secret, endpoints[2]!.secret, 'a kept answer opens under B alone');
       const row = await final.database.db.selectFrom('platform_customers').select('authority_credentials').where('id', '=', customerId).executeTakeFirstOrThrow();
       assert.equal(vault.open(customerId, row.authority_credentials!).username, 'demo.exporter', 'the portal login opens under B');
     } finally {
