@@ -547,13 +547,15 @@ async function run(command: string, args: Args, operator: Operator): Promise<Out
 }
 
 function encryptionStatusText(status: EncryptionStatus): string {
+  // Per column in the order of the totals: the ring's keys first, then any key id the ring lacks.
+  const order = status.keys.map((key) => key.keyId);
   const lines = status.keys.map(
     ({ keyId, values, current, inRing }) =>
       `  ${keyId.padEnd(32)} ${String(values).padStart(10)}  ${current ? 'current' : !inRing ? 'NOT IN THE RING: put it back before anything else' : values === 0 ? 'unused: can be dropped' : 'being re-sealed'}`,
   );
   const columns = status.columns.map(
     ({ table, column, what, keys }) =>
-      `  ${`${table}.${column}`.padEnd(44)} ${Object.entries(keys).map(([keyId, values]) => `${keyId}: ${values}`).join(', ') || 'none'}  (${what})`,
+      `  ${`${table}.${column}`.padEnd(44)} ${order.filter((keyId) => keys[keyId]).map((keyId) => `${keyId}: ${keys[keyId]}`).join(', ') || 'none'}  (${what})`,
   );
   return ['Sealed values per key id (current key first in the ring):', ...lines, '', 'Per column:', ...columns].join('\n');
 }

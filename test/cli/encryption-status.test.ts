@@ -59,7 +59,7 @@ async function encryptionStatus(backend: Backend): Promise<void> {
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /^ {2}next +1 {2}current$/m);
     assert.match(text.stdout, /^ {2}default +2 {2}being re-sealed$/m);
-    assert.match(text.stdout, /^ {2}webhook_endpoints\.secret +default: 2, next: 1 {2}\(webhook signing secrets\)$/m);
+    assert.match(text.stdout, /^ {2}webhook_endpoints\.secret +next: 1, default: 2 {2}\(webhook signing secrets\)$/m);
 
     // Run with B alone, the CLI still counts what is under A, and says so.
     const dropped = await runProgram(process.execPath, [CLI, 'encryption-status'], { ...storage, ENCRYPTION_KEYS: `next:${b}` });
