@@ -373,7 +373,7 @@ describeEachBackend(
         .where('platform_id', '=', h.platformA.id)
         .where('key', '=', headers['idempotency-key'])
         .executeTakeFirstOrThrow();
-      assert.match(kept.response_body!, /^sealed:v1:/);
+      assert.match(kept.response_body!, /^sealed:v2:default:/);
       assert.ok(!kept.response_body!.includes(first.body.secret));
       assert.ok(!kept.response_body!.includes(first.body.secret.slice(6)));
       assert.equal(kept.resource_id, first.body.id, 'the key is linked to the endpoint it created');
@@ -434,7 +434,7 @@ describeEachBackend(
         .where('platform_id', '=', h.platformA.id)
         .where('key', '=', headers['idempotency-key'])
         .executeTakeFirstOrThrow();
-      assert.match(kept.response_body!, /^sealed:v1:/);
+      assert.match(kept.response_body!, /^sealed:v2:default:/);
       const third = await h.request('POST', BASE, { body: { url: receiverUrl, enabledEvents: ['*'] }, headers });
       assert.equal(third.body.secret, first.body.secret);
     });
