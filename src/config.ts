@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { DEFAULT_ENVELOPE_PROFILE, ENVELOPE_PROFILES, isEnvelopeProfile, type EnvelopeProfile } from './authority/protocol/envelope.ts';
@@ -11,7 +12,11 @@ export type Config = {
   databaseStatementTimeoutMs: number;
   /** How long a start waits for a PostgreSQL that does not answer (DATABASE_WAIT_SECONDS); 0: for ever. */
   databaseWaitSeconds: number;
-  encryptionKey: string | undefined;
+  /**
+   * The key ring (ENCRYPTION_KEYS, or ENCRYPTION_KEY as the ring of one key `default`), the current key first;
+   * unset: the embedded default's key file (src/services/server-key.ts).
+   */
+  encryptionKeys: EncryptionKey[] | undefined;
   logLevel: string;
   rateLimitPerSecond: number;
   rateLimitBurst: number;
@@ -72,6 +77,14 @@ export type Config = {
 };
 
 export type TrustProxy = boolean | number | string[];
+
+/** One key of the ring: its id (recorded in every value sealed with it) and its 32 bytes. */
+export type EncryptionKey = { id: string; key: Buffer };
+
+/** The id of the key of ENCRYPTION_KEY alone, and of every value sealed before key ids were recorded. */
+export const DEFAULT_KEY_ID = 'default';
+const KEY_ID = /^[A-Za-z0-9_.-]{1,32}$/;
+const KEY_BYTES = 32;
 
 export const AUTHORITY_MODES = ['sandbox', 'dgft'] as const;
 export type AuthorityMode = (typeof AUTHORITY_MODES)[number];
@@ -146,18 +159,91 @@ function retrySchedule(env: Env, name: string): number[] {
   return parts.map(Number);
 }
 
+/**
+ * The variables that may be given as a file instead (the `_FILE` convention of container images): X_FILE names a file
+ * whose content, without its trailing newline, is X. A file other users could read is refused.
+ */
+export const SECRET_FILE_VARIABLES = ['ENCRYPTION_KEYS', 'ENCRYPTION_KEY', 'ADMIN_TOKEN', 'DATABASE_URL', 'SMTP_URL', 'METRICS_TOKEN'] as const;
+
+/** The environment with every X_FILE of SECRET_FILE_VARIABLES read into X. */
+export function withSecretFiles(env: Env): Env {
+  const resolved: Env = { ...env };
+  for (const name of SECRET_FILE_VARIABLES) {
+    const file = env[`${name}_FILE`];
+    if (file === undefined || file === '') continue;
+    if (env[name] !== undefined && env[name] !== '') throw new ConfigError(`${name} and ${name}_FILE are both set; set one of them`);
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(file);
+    } catch (error) {
+      throw new ConfigError(`${name}_FILE names ${file}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    if (!stat.isFile()) throw new ConfigError(`${name}_FILE names ${file}, which is not a file`);
+    const mode = stat.mode & 0o777;
+    if ((mode & 0o077) !== 0) {
+      throw new ConfigError(
+        `${name}_FILE names ${file}, which other users can read or write (mode ${mode.toString(8).padStart(4, '0')}); ` +
+          `make it readable by its owner only (chmod 600 ${file})`,
+      );
+    }
+    let content: string;
+    try {
+      content = fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`${name}_FILE names ${file}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    resolved[name] = content.replace(/\r?\n$/, '');
+    if (resolved[name] === '') throw new ConfigError(`${name}_FILE names ${file}, which is empty`);
+  }
+  return resolved;
+}
+
+/** ENCRYPTION_KEYS (`id1:base64key1,id2:base64key2`, the first current) or ENCRYPTION_KEY (the ring {default: key}). */
+export function encryptionKeys(env: Env): EncryptionKey[] | undefined {
+  const ring = env.ENCRYPTION_KEYS || undefined;
+  const single = env.ENCRYPTION_KEY || undefined;
+  if (ring !== undefined && single !== undefined) {
+    throw new ConfigError(`ENCRYPTION_KEYS and ENCRYPTION_KEY are both set; set one (ENCRYPTION_KEY alone is the ring ${DEFAULT_KEY_ID}:<key>)`);
+  }
+  if (single !== undefined) return [{ id: DEFAULT_KEY_ID, key: keyBytes(single, 'ENCRYPTION_KEY') }];
+  if (ring === undefined) return undefined;
+  const keys: EncryptionKey[] = [];
+  for (const [index, entry] of ring.split(',').entries()) {
+    const at = entry.indexOf(':');
+    const id = at < 0 ? '' : entry.slice(0, at).trim();
+    // Not quoted back: an entry holds a key.
+    if (!KEY_ID.test(id)) {
+      throw new ConfigError(
+        `ENCRYPTION_KEYS entry ${index + 1} must be id:base64key, the id 1 to 32 letters, digits, ".", "_" or "-" (such as 2026-11:$(openssl rand -base64 32))`,
+      );
+    }
+    if (keys.some((key) => key.id === id)) throw new ConfigError(`ENCRYPTION_KEYS names the key id ${id} twice`);
+    const key = keyBytes(entry.slice(at + 1).trim(), `ENCRYPTION_KEYS key ${id}`);
+    const twin = keys.find((other) => other.key.equals(key));
+    if (twin) throw new ConfigError(`ENCRYPTION_KEYS holds the same key under the ids ${twin.id} and ${id}`);
+    keys.push({ id, key });
+  }
+  return keys;
+}
+
+function keyBytes(base64: string, name: string): Buffer {
+  const key = Buffer.from(base64, 'base64');
+  if (key.length !== KEY_BYTES || !/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) {
+    throw new ConfigError(`${name} must be ${KEY_BYTES} bytes in base64 (try: openssl rand -base64 32)`);
+  }
+  return key;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Reads the whole configuration from the environment; a bad value stops the start with a message naming it. */
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(given: Env = process.env): Config {
+  const env = withSecretFiles(given);
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
   }
-  const encryptionKey = env.ENCRYPTION_KEY || undefined;
-  if (encryptionKey !== undefined && Buffer.from(encryptionKey, 'base64').length !== 32) {
-    throw new ConfigError('ENCRYPTION_KEY must be 32 bytes in base64 (try: openssl rand -base64 32)');
-  }
+  const keys = encryptionKeys(env);
   const envelopeProfile = env.AUTHORITY_ENVELOPE_PROFILE || DEFAULT_ENVELOPE_PROFILE;
   if (!isEnvelopeProfile(envelopeProfile)) {
     throw new ConfigError(`AUTHORITY_ENVELOPE_PROFILE must be one of ${ENVELOPE_PROFILES.join(', ')}, got "${envelopeProfile}"`);
@@ -194,7 +280,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
     databaseWaitSeconds: integer(env, 'DATABASE_WAIT_SECONDS', 0, 0, 31_536_000),
-    encryptionKey,
+    encryptionKeys: keys,
     logLevel,
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 100, 1, 1_000_000),

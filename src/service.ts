@@ -22,7 +22,9 @@ import type { ServiceContext } from './services/context.ts';
 import { BulkUploads } from './services/bulk-uploads.ts';
 import { CredentialsVault } from './services/credentials-vault.ts';
 import { checkInstallationKey } from './services/installation-key.ts';
-import { keyFileOf, loadServerKey } from './services/server-key.ts';
+import { keyFileOf, loadKeyRing } from './services/server-key.ts';
+import { KeyRotation } from './services/sealed-values.ts';
+import { ResealJobs } from './jobs/reseal.ts';
 import { RequestLifecycle } from './services/genebrc/lifecycle.ts';
 import { RequestList } from './services/genebrc/list.ts';
 import { RequestProgress } from './services/genebrc/progress.ts';
@@ -50,6 +52,8 @@ export type Service = {
   /** Scheduled reconciliations (ticking only in processes that run the poller). */
   reconcileSchedule: ReconcileSchedule;
   reconciliations: Reconciliations;
+  /** The key ring's re-sealing and its counts (encryption-status). */
+  keyRotation: KeyRotation;
   /**
    * A clean stop, bounded by SHUTDOWN_TIMEOUT_SECONDS: readiness 503 and new requests refused (503 `shutting_down`),
    * the requests in flight finished, the listener closed, the background work stopped (the jobs under way finished),
@@ -105,9 +109,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     }));
     const authority = options.authority ? options.authority(adapter) : adapter;
     const metrics = createMetricsRegistry();
-    const serverKey = loadServerKey(config);
-    const vault = new CredentialsVault(serverKey.credentialsKey);
-    await checkInstallationKey(database.db, serverKey, vault, { keyFile: config.encryptionKey ? undefined : keyFileOf(config.dataDir) });
+    const keyRing = loadKeyRing(config);
+    const vault = new CredentialsVault(keyRing);
+    await checkInstallationKey(database.db, keyRing, vault, { keyFile: config.encryptionKeys ? undefined : keyFileOf(config.dataDir) });
     const outbox = new EventOutbox();
     const context: ServiceContext = {
       config,
@@ -118,7 +122,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       sandboxCredentials: config.authorityMode === 'sandbox'
         ? createSandboxCredentialIssuer({ baseUrl: authorityUrl, defaultProfile: config.authorityEnvelopeProfile, timeoutMs: config.authorityTimeoutMs })
         : null,
-      serverKey,
+      serverKey: keyRing.current,
+      keyRing,
       vault,
       outbox,
     };
@@ -150,6 +155,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const push = new PushService(context, irmPuller, lifecycle, progress);
     const uploadJobs = new BulkUploadJobs({ boss, database, log });
     const uploads = new BulkUploads(context, push, uploadJobs);
+    const resealJobs = new ResealJobs({ boss, database, log });
+    const keyRotation = new KeyRotation({ db: database.db, vault, ringIds: keyRing.ids, scheduler: resealJobs, log });
     const drain = new Drain();
     const reconciliations = new Reconciliations(context, irmPuller, (job, run, setAside) => runGuarded({ db: database.db, log, ...job }, run, setAside), log);
     app = await buildApp({
@@ -176,6 +183,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     await poller.start();
     await delivery.start();
     await uploadJobs.start();
+    await resealJobs.start();
     if (config.runPoller) {
       await poller.work(async (id) => {
         try {
@@ -188,6 +196,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       });
     }
     if (config.runPoller) await uploadJobs.work((uploadId) => uploads.run(uploadId), (uploadId, reason) => uploads.setAside(uploadId, reason));
+    if (config.runPoller) await resealJobs.work(() => keyRotation.resealAll());
+    await keyRotation.scheduleIfRotating();
     if (config.runWebhooks) {
       relay.start();
       await delivery.work();
@@ -215,6 +225,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       housekeeping,
       reconcileSchedule: schedule,
       reconciliations,
+      keyRotation,
       close() {
         closing ??= (async () => {
           const deadline = Date.now() + config.shutdownTimeoutSeconds * 1000;

@@ -9,7 +9,7 @@ test('defaults: port 3000 on 127.0.0.1, embedded database in ./data, 50/s with a
   assert.equal(config.host, '127.0.0.1');
   assert.equal(config.dataDir, path.resolve('data'));
   assert.equal(config.databaseUrl, undefined);
-  assert.equal(config.encryptionKey, undefined);
+  assert.equal(config.encryptionKeys, undefined);
   assert.equal(config.logLevel, 'info');
   assert.equal(config.rateLimitPerSecond, 50);
   assert.equal(config.rateLimitBurst, 100);
@@ -92,7 +92,7 @@ test('every variable is read', () => {
     databaseUrl: 'postgresql://app@db:5432/ebrc',
     databaseStatementTimeoutMs: 5000,
     databaseWaitSeconds: 60,
-    encryptionKey: key,
+    encryptionKeys: [{ id: 'default', key: Buffer.from(key, 'base64') }],
     logLevel: 'debug',
     rateLimitPerSecond: 5,
     rateLimitBurst: 10,

@@ -3,6 +3,7 @@ import { CompiledQuery } from 'kysely';
 import { findSandboxAccount } from '../../sandbox/accounts.ts';
 import { credentialSetToText, type CredentialSet, type CredentialSetText } from '../../src/authority/protocol/credentials.ts';
 import { CredentialsVault } from '../../src/services/credentials-vault.ts';
+import { KeyRing } from '../../src/services/server-key.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
 import type { Database } from '../../src/store/database.ts';
 import { migrate } from '../../src/store/migrate.ts';
@@ -107,7 +108,7 @@ export async function insertVerifiedCustomer(
   naming: Pick<CustomerNaming, 'name' | 'email' | 'companyName'>,
 ): Promise<string> {
   const id = randomUUID();
-  const row = verifiedCustomerRow(new CredentialsVault(encryptionKey), id, username, set, credentialSetToText(set), {
+  const row = verifiedCustomerRow(new CredentialsVault(KeyRing.of(encryptionKey)), id, username, set, credentialSetToText(set), {
     ...naming,
     address: '1 Bench Road',
     ageHours: 1,
@@ -188,7 +189,7 @@ export async function seed(
   });
   const customerIds = customers.map((customer) => customer.id);
   await step('customers', volumes.customers, async (bar) => {
-    const vault = new CredentialsVault(encryptionKey);
+    const vault = new CredentialsVault(KeyRing.of(encryptionKey));
     const rows = customers.map(({ id, ordinal }, index) => {
       const place = PLACES[index % PLACES.length]!;
       const trade = TRADES[Math.floor(index / PLACES.length) % TRADES.length]!;

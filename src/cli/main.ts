@@ -3,12 +3,13 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { ConfigError, DEFAULT_KEY_ID, loadConfig, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { readServiceFile, type ServiceFile } from '../service-file.ts';
 import { readAdminTokenFile } from '../services/admin-token.ts';
 import { createConsoleUser, listConsoleUsers, newUserProblems, updateConsoleUser, type ConsoleUser, type ConsoleUserChange } from '../services/console-users.ts';
 import { isRole, type ConsoleRole } from '../domain/console-roles.ts';
+import { encryptionStatus, type EncryptionStatus } from '../services/sealed-values.ts';
 import {
   createPlatformWithKey,
   issuePlatformKey,
@@ -53,6 +54,8 @@ Commands:
                                         each user chooses)
   backup <file>                         copy the embedded database to a new file, consistent even while the service
                                         runs (through its admin API then); on PostgreSQL use pg_dump (README, "Backups")
+  encryption-status                     how many sealed values use each key of the encryption key ring
+                                        (ENCRYPTION_KEYS): an old key can be dropped once it counts 0
   restore <file>                        replace the embedded database by a backup, the service stopped (the replaced
                                         database is kept beside it, renamed); on PostgreSQL use pg_restore
 
@@ -230,6 +233,7 @@ async function checkUsage(command: string, values: Values, positionals: string[]
       return args;
     case 'migrate':
     case 'list-platforms':
+    case 'encryption-status':
       return args;
     case 'create-platform':
       args.name = required(values.name, '--name').trim();
@@ -292,6 +296,7 @@ type Operator = {
   setRequireTwoFactor(platformId: string, required: boolean): Promise<PlatformView>;
   /** Writes a consistent copy of the embedded database to `file`; its size in bytes. */
   backup(file: string): Promise<number>;
+  encryptionStatus(): Promise<EncryptionStatus>;
 };
 
 type Page<T> = { items: T[]; meta: { totalPages: number } };
@@ -317,7 +322,7 @@ function notFoundAs<T>(what: string, work: () => Promise<T>): Promise<T> {
 }
 
 /** The database itself: the services the admin API calls. */
-function databaseOperator(database: Database): Operator {
+function databaseOperator(database: Database, ringIds: readonly string[]): Operator {
   const db = database.db;
   return {
     async migrate() {
@@ -350,6 +355,7 @@ function databaseOperator(database: Database): Operator {
       if (database.backup === undefined) throw new CommandError(POSTGRES_BACKUP);
       return writeBackup(file, (await database.backup()).stream());
     },
+    encryptionStatus: () => encryptionStatus(db, ringIds[0]!, ringIds),
   };
 }
 
@@ -454,6 +460,7 @@ function adminApiOperator(running: ServiceFile, token: string): Operator {
       }
       return writeBackup(file, response.body);
     },
+    encryptionStatus: async () => expect(await call('GET', '/encryption-status'), 200, 'No encryption status'),
   };
 }
 
@@ -588,13 +595,31 @@ async function run(command: string, args: Args, operator: Operator): Promise<Out
       return {
         text:
           `Backed up the embedded database to ${args.file} (${bytes} bytes).\n` +
-          'It holds everything but the encryption key: keep DATA_DIR/encryption.key (or ENCRYPTION_KEY) safe apart from it; a restore needs the same key.',
+          'It holds everything but the encryption keys: keep DATA_DIR/encryption.key (or your ENCRYPTION_KEYS / ENCRYPTION_KEY) safe apart from it; a restore needs the same keys.',
         json: { file: args.file, bytes },
       };
+    }
+    case 'encryption-status': {
+      const status = await operator.encryptionStatus();
+      return { text: encryptionStatusText(status), json: status };
     }
     default:
       throw new UsageError(`Unknown command "${command}"`);
   }
+}
+
+function encryptionStatusText(status: EncryptionStatus): string {
+  // Per column in the order of the totals: the ring's keys first, then any key id the ring lacks.
+  const order = status.keys.map((key) => key.keyId);
+  const lines = status.keys.map(
+    ({ keyId, values, current, inRing }) =>
+      `  ${keyId.padEnd(32)} ${String(values).padStart(10)}  ${current ? 'current' : !inRing ? 'NOT IN THE RING: put it back before anything else' : values === 0 ? 'unused: can be dropped' : 'being re-sealed'}`,
+  );
+  const columns = status.columns.map(
+    ({ table, column, what, keys }) =>
+      `  ${`${table}.${column}`.padEnd(44)} ${order.filter((keyId) => keys[keyId]).map((keyId) => `${keyId}: ${keys[keyId]}`).join(', ') || 'none'}  (${what})`,
+  );
+  return ['Sealed values per key id (current key first in the ring):', ...lines, '', 'Per column:', ...columns].join('\n');
 }
 
 /** `restore`: on the data folder itself, which the service must not hold. */
@@ -661,7 +686,8 @@ async function main(): Promise<number> {
     let operator: Operator;
     try {
       database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-      operator = databaseOperator(database);
+      // The ids only (no key file is made here): the embedded default's key file is the key `default`.
+      operator = databaseOperator(database, config.encryptionKeys?.map((key) => key.id) ?? [DEFAULT_KEY_ID]);
     } catch (error) {
       // The embedded database is held: by the running service, ask it through its admin API.
       const running = error instanceof DataDirLockedError ? runningService(config) : undefined;

@@ -183,7 +183,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       const scoped = api as unknown as Api;
       registerAuthentication(scoped, authenticator);
       registerRateLimit(scoped, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
-      registerIdempotency(scoped, { db: database.db, key: options.context.serverKey, vault: options.context.vault, availability: database.availability });
+      registerIdempotency(scoped, { db: database.db, ring: options.context.keyRing, vault: options.context.vault, availability: database.availability });
       platformCustomerRoutes(scoped, options);
       irmRefreshRoute(scoped, options);
       pushIrmRoute(scoped, options);

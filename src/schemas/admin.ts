@@ -180,3 +180,43 @@ export const ADMIN_EXAMPLES = {
     updated: { require: { summary: 'The platform, requiring it', value: { ...EXAMPLE_ADMIN_PLATFORM, requireTwoFactor: true } } },
   },
 } satisfies Record<string, Examples | Record<string, Examples>>;
+
+// ---- The key ring's use (contract 14): GET /admin/v1/encryption-status ----
+
+const Count = Type.Integer({ minimum: 0 });
+
+export const EncryptionStatusSchema = Type.Object(
+  {
+    currentKeyId: Type.String({ description: 'The key new values are sealed with: the first of ENCRYPTION_KEYS' }),
+    keys: Type.Array(
+      Type.Object({
+        keyId: Type.String(),
+        values: Count,
+        current: Type.Boolean(),
+        inRing: Type.Boolean({ description: "Whether this process's key ring holds the key" }),
+      }),
+      { description: 'Every key of the ring, and every key id a sealed value names, with how many values use it' },
+    ),
+    columns: Type.Array(
+      Type.Object({
+        table: Type.String(),
+        column: Type.String(),
+        what: Type.String(),
+        keys: Type.Record(Type.String(), Count, { description: 'Sealed values of the column per key id' }),
+      }),
+    ),
+  },
+  { description: 'How many sealed values use each key of the ring; a key other than the current one can be dropped once it counts 0' },
+);
+
+export const ENCRYPTION_STATUS_EXAMPLE = {
+  currentKeyId: '2026-11',
+  keys: [
+    { keyId: '2026-11', values: 1180, current: true, inRing: true },
+    { keyId: 'default', values: 20, current: false, inRing: true },
+  ],
+  columns: [
+    { table: 'platform_customers', column: 'authority_credentials', what: 'authority portal logins', keys: { '2026-11': 590, default: 10 } },
+    { table: 'platform_customers', column: 'authority_api_credentials', what: 'authority API credential sets', keys: { '2026-11': 590, default: 10 } },
+  ],
+};

@@ -8,7 +8,7 @@ import type { Schema } from '../store/schema.ts';
 import type { CredentialsVault } from './credentials-vault.ts';
 import { toCustomer } from './customer-view.ts';
 import type { EventOutbox } from './outbox.ts';
-import type { ServerKey } from './server-key.ts';
+import type { KeyRing, ServerKey } from './server-key.ts';
 
 /**
  * What the services work with: the database, the authority (with its deadline), in sandbox mode the sandbox's
@@ -20,7 +20,10 @@ export type ServiceContext = {
   authority: Authority;
   /** Set in AUTHORITY_MODE=sandbox only: a credential check logs in there and receives the account's set. */
   sandboxCredentials: SandboxCredentialIssuer | null;
+  /** The ring's current key (what the console's cookie keys derive from). */
   serverKey: ServerKey;
+  /** Every key of the ring, the current one first. */
+  keyRing: KeyRing;
   vault: CredentialsVault;
   /** Where every change an integrator would otherwise poll for records its event, in the change's transaction. */
   outbox: EventOutbox;

@@ -154,14 +154,3 @@ export async function markCredentialsInvalid(db: Kysely<Schema>, id: string, sea
     .returningAll()
     .executeTakeFirst();
 }
-
-/** Any one customer's sealed authority credentials: enough to tell whether a key opens what is stored. */
-export async function anySealedCredentials(db: Kysely<Schema>): Promise<{ id: string; sealed: string } | undefined> {
-  const row = await db
-    .selectFrom('platform_customers')
-    .select(['id', 'authority_credentials'])
-    .where('authority_credentials', 'is not', null)
-    .limit(1)
-    .executeTakeFirst();
-  return row ? { id: row.id, sealed: row.authority_credentials! } : undefined;
-}

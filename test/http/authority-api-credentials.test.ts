@@ -3,7 +3,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { AuthorityError } from '../../src/authority/authority.ts';
 import { CredentialsVault } from '../../src/services/credentials-vault.ts';
-import { loadServerKey } from '../../src/services/server-key.ts';
+import { loadKeyRing } from '../../src/services/server-key.ts';
 import { describeEachBackend, expectProblem, type Harness } from '../support/harness.ts';
 import { issueCredentials } from '../sandbox/support.ts';
 import { verifiedCustomer } from '../support/workflow.ts';
@@ -59,7 +59,7 @@ describeEachBackend(
 
       const row = await h.database.db.selectFrom('platform_customers').selectAll().where('id', '=', customerId).executeTakeFirstOrThrow();
       assertNoSecretIn(JSON.stringify(row));
-      const vault = new CredentialsVault(loadServerKey(h.config).credentialsKey);
+      const vault = new CredentialsVault(loadKeyRing(h.config));
       const opened = vault.openApiCredentials(customerId, row.authority_api_credentials!);
       assert.equal(opened.clientSecret, CLIENT_SECRET, 'the whole set is kept, sealed');
       assert.equal(opened.apiKey, API_KEY);

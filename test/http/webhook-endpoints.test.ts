@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import { REDACTED_PATHS } from '../../src/http/app.ts';
 import { CredentialsVault } from '../../src/services/credentials-vault.ts';
 import { EventOutbox } from '../../src/services/outbox.ts';
-import { loadServerKey } from '../../src/services/server-key.ts';
+import { loadKeyRing } from '../../src/services/server-key.ts';
 import { describeEachBackend, expectProblem, type Harness } from '../support/harness.ts';
 
 const BASE = '/api/v1/webhook-endpoints';
@@ -39,7 +39,7 @@ async function createEndpoint(h: Harness, body: Record<string, unknown> = {}, ke
 
 /** The service's vault, from its key (ENCRYPTION_KEY or the data folder's key file). */
 function vaultOf(h: Harness): CredentialsVault {
-  return new CredentialsVault(loadServerKey({ encryptionKey: h.config.encryptionKey, dataDir: h.config.dataDir }).credentialsKey);
+  return new CredentialsVault(loadKeyRing(h.config));
 }
 
 async function storedEndpoint(h: Harness, id: string) {
@@ -373,7 +373,7 @@ describeEachBackend(
         .where('platform_id', '=', h.platformA.id)
         .where('key', '=', headers['idempotency-key'])
         .executeTakeFirstOrThrow();
-      assert.match(kept.response_body!, /^sealed:v1:/);
+      assert.match(kept.response_body!, /^sealed:v2:default:/);
       assert.ok(!kept.response_body!.includes(first.body.secret));
       assert.ok(!kept.response_body!.includes(first.body.secret.slice(6)));
       assert.equal(kept.resource_id, first.body.id, 'the key is linked to the endpoint it created');
@@ -434,7 +434,7 @@ describeEachBackend(
         .where('platform_id', '=', h.platformA.id)
         .where('key', '=', headers['idempotency-key'])
         .executeTakeFirstOrThrow();
-      assert.match(kept.response_body!, /^sealed:v1:/);
+      assert.match(kept.response_body!, /^sealed:v2:default:/);
       const third = await h.request('POST', BASE, { body: { url: receiverUrl, enabledEvents: ['*'] }, headers });
       assert.equal(third.body.secret, first.body.secret);
     });

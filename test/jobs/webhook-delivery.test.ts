@@ -7,7 +7,7 @@ import { newWebhookSecret } from '../../src/domain/webhook-signature.ts';
 import { CredentialsVault } from '../../src/services/credentials-vault.ts';
 import { EventOutbox, type NewEvent } from '../../src/services/outbox.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
-import { loadServerKey } from '../../src/services/server-key.ts';
+import { loadKeyRing } from '../../src/services/server-key.ts';
 import { insertEndpoint } from '../../src/store/webhooks.ts';
 import { MAX_UNFINISHED_RUNS } from '../../src/jobs/poison.ts';
 import { beginRun } from '../../src/store/job-runs.ts';
@@ -620,7 +620,7 @@ describeEachBackend(
 
 /** The service's vault, from its key (ENCRYPTION_KEY or the data folder's key file), to seal a secret as it does. */
 function vaultOf(h: Harness): CredentialsVault {
-  return new CredentialsVault(loadServerKey({ encryptionKey: h.config.encryptionKey, dataDir: h.config.dataDir }).credentialsKey);
+  return new CredentialsVault(loadKeyRing(h.config));
 }
 
 const REFUSAL = /loopback, private, link-local or otherwise internal address|local or internal name/;

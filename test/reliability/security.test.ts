@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { REDACTED_PATHS } from '../../src/http/app.ts';
 import { CredentialsVault } from '../../src/services/credentials-vault.ts';
+import { KeyRing } from '../../src/services/server-key.ts';
 import { issueApiKey } from '../../src/services/platforms.ts';
 import { revokeApiKey } from '../../src/store/platforms.ts';
 import { backends, expectProblem, memoryLog, startHarness, type Harness, type InjectOptions, type TestResponse } from '../support/harness.ts';
@@ -143,8 +144,8 @@ for (const backend of backends()) {
       }
       const setSecrets = await authorityCredentialSecrets(h.sandbox.database);
       for (const secret of setSecrets) assert.ok(!sealedSet.includes(secret), 'the stored form does not show the credential set’s secrets');
-      const right = new CredentialsVault(Buffer.from(encryptionKey, 'base64'));
-      const wrong = new CredentialsVault(randomBytes(32));
+      const right = new CredentialsVault(KeyRing.of(Buffer.from(encryptionKey, 'base64')));
+      const wrong = new CredentialsVault(KeyRing.of(randomBytes(32)));
       assert.deepEqual(right.open(customer, sealed), { username: 'demo.exporter', password: 'Sandbox@123' });
       const openedSet = right.openApiCredentials(customer, sealedSet);
       assert.ok(setSecrets.includes(openedSet.clientSecret) && setSecrets.includes(openedSet.apiKey), 'the stored set is the one the sandbox issued');

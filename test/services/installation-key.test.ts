@@ -24,7 +24,7 @@ function configFor(scratch: { dataDir: string; databaseUrl?: string }, encryptio
 }
 
 function refusedForTheKey(error: unknown): boolean {
-  return error instanceof ConfigError && /encryption key/.test(error.message) && /key id [0-9a-f]{12}/.test(error.message);
+  return error instanceof ConfigError && /encryption key/.test(error.message) && /check [0-9a-f]{12}/.test(error.message);
 }
 
 async function keyCheck(backend: Backend): Promise<void> {
@@ -79,7 +79,7 @@ describe('the encryption key is checked at start', { concurrency: true }, () => 
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
       assert.equal(code, 1);
-      assert.match(stderr, /^ebrc-gateway: the encryption key \(ENCRYPTION_KEY, key id [0-9a-f]{12}\) is not the one this database was written with/);
+      assert.match(stderr, /^ebrc-gateway: the encryption key with the key id default \(ENCRYPTION_KEY or the key default of ENCRYPTION_KEYS, check [0-9a-f]{12}\) is not the one this database's values under that id were written with/);
       assert.ok(!stderr.includes(other) && !stderr.includes(original), 'no key in the message');
     } finally {
       await scratch.drop();

@@ -792,9 +792,29 @@ export interface paths {
         put?: never;
         /**
          * A consistent copy of the embedded database
-         * @description The embedded database as a gzip'ed tar of its data folder, copied between transactions while the service serves (requests wait for the copy: about a second per 100 MB). It holds everything but the encryption key (DATA_DIR/encryption.key or ENCRYPTION_KEY), which a restore needs beside it. `npm run cli -- backup <file>` calls this while the service runs. On PostgreSQL there is nothing to copy here: 404; use pg_dump.
+         * @description The embedded database as a gzip'ed tar of its data folder, copied between transactions while the service serves (requests wait for the copy: about a second per 100 MB). It holds everything but the encryption key (DATA_DIR/encryption.key, or the ENCRYPTION_KEYS ring), which a restore needs beside it. `npm run cli -- backup <file>` calls this while the service runs. On PostgreSQL there is nothing to copy here: 404; use pg_dump.
          */
         post: operations["backupEmbeddedDatabase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/encryption-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many sealed values use each encryption key
+         * @description Counts the sealed values (authority credentials, webhook signing secrets, kept answers that show one) per key id, in all and per column, while the re-sealing job moves them onto the current key. `npm run cli -- encryption-status` calls this while the service runs on the embedded database.
+         */
+        get: operations["getEncryptionStatus"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -9981,6 +10001,148 @@ export interface operations {
                 content: {
                     /** @example (a gzip'ed tar of the data folder, a few MB for a small database) */
                     "application/gzip": string;
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `database_unavailable`, `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/database_unavailable",
+                     *       "title": "Database unavailable",
+                     *       "status": 503,
+                     *       "detail": "Database unavailable.",
+                     *       "code": "database_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEncryptionStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The key new values are sealed with: the first of ENCRYPTION_KEYS */
+                        currentKeyId: string;
+                        /** @description Every key of the ring, and every key id a sealed value names, with how many values use it */
+                        keys: {
+                            keyId: string;
+                            values: number;
+                            current: boolean;
+                            /** @description Whether this process's key ring holds the key */
+                            inRing: boolean;
+                        }[];
+                        columns: {
+                            table: string;
+                            column: string;
+                            what: string;
+                            /** @description Sealed values of the column per key id */
+                            keys: {
+                                [key: string]: number;
+                            };
+                        }[];
+                    };
                 };
             };
             /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */

@@ -100,8 +100,9 @@ export async function registerConsole(app: Api, deps: Deps): Promise<void> {
   });
 
   // The CSRF cookie is signed with a key of its own, derived from the server's secret (as its other keys are).
-  const cookieKey = Buffer.from(hkdfSync('sha256', deps.context.serverKey.credentialsKey, Buffer.alloc(0), 'ebrc-gateway console cookies', 32));
-  await app.register(fastifyCookie, { secret: cookieKey });
+  // Every key of the ring verifies (a cookie signed before a rotation stays good); the current one signs.
+  const cookieKeys = deps.context.keyRing.keys.map((key) => Buffer.from(hkdfSync('sha256', key.credentialsKey, Buffer.alloc(0), 'ebrc-gateway console cookies', 32)));
+  await app.register(fastifyCookie, { secret: cookieKeys });
   await app.register(fastifyFormbody, { bodyLimit: FORM_BODY_LIMIT });
   await app.register(fastifyCsrf, {
     cookieKey: CSRF_COOKIE,

@@ -4,8 +4,8 @@ import type { Kysely } from 'kysely';
 import { configure } from 'safe-stable-stringify';
 import { AppError } from '../../errors.ts';
 import type { CommitLink } from '../../services/context.ts';
-import type { CredentialsVault } from '../../services/credentials-vault.ts';
-import type { ServerKey } from '../../services/server-key.ts';
+import { SEALED_ANSWER_PREFIX, type CredentialsVault } from '../../services/credentials-vault.ts';
+import type { KeyRing, ServerKey } from '../../services/server-key.ts';
 import { isDatabaseUnavailable, type DatabaseAvailability } from '../../store/availability.ts';
 import { claimKey, completeFromResource, completeKey, linkResource, releaseKey, takeOverReleasedKey, type Claim } from '../../store/idempotency.ts';
 import type { Schema } from '../../store/schema.ts';
@@ -67,8 +67,6 @@ export function requestFingerprint(
   return key.fingerprint(text ?? 'null');
 }
 
-const SEALED_ANSWER_PREFIX = 'sealed:';
-
 /** An answer as it is stored: sealed, bound to its platform and key (a sealed answer moved to another row does not open). */
 function sealAnswer(vault: CredentialsVault, claim: { platformId: string; key: string }, answer: string): string {
   return `${SEALED_ANSWER_PREFIX}${vault.sealAnswer(`${claim.platformId}\u0000${claim.key}`, answer)}`;
@@ -100,9 +98,9 @@ export function commitLinkOf(request: FastifyRequest): CommitLink | undefined {
  */
 export function registerIdempotency(
   app: FastifyInstance,
-  options: { db: Kysely<Schema>; key: ServerKey; vault: CredentialsVault; availability: DatabaseAvailability },
+  options: { db: Kysely<Schema>; ring: KeyRing; vault: CredentialsVault; availability: DatabaseAvailability },
 ): void {
-  const { db, key: serverKey, vault, availability } = options;
+  const { db, ring, vault, availability } = options;
   const releases = new PendingReleases(db, availability);
   app.addHook('onClose', async () => releases.close());
   const stored = (request: FastifyRequest, claim: { platformId: string; key: string }, answer: string): string =>
@@ -128,13 +126,14 @@ export function registerIdempotency(
       });
     }
     const platformId = request.principal.platformId;
-    const fingerprint = requestFingerprint(serverKey, {
+    const fingerprinted = {
       method: request.method,
       route: request.routeOptions.url ?? request.url,
       params: request.params,
       query: request.query,
       body: request.body,
-    });
+    };
+    const fingerprint = requestFingerprint(ring.current, fingerprinted);
     const held: Claim = { platformId, key, claimId: randomUUID() };
     // A key this process's 5xx answer could not release while the database was down is released first. Still down:
     // answered 503 now, not after the claim's own wait for a connection too (two waits would pass the 3 s of contract 17).
@@ -144,7 +143,8 @@ export function registerIdempotency(
       request.idempotencyClaim = held;
       return;
     }
-    if (existing.fingerprint !== fingerprint) {
+    // A key claimed before the current key of the ring was made current was fingerprinted with an older key of it.
+    if (existing.fingerprint !== fingerprint && !ring.keys.slice(1).some((older) => requestFingerprint(older, fingerprinted) === existing.fingerprint)) {
       throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with another request; use a new key for a new request.');
     }
     if (existing.state === 'done') return replay(reply, existing.statusCode ?? 200, openAnswer(vault, held, existing.responseBody ?? ''));

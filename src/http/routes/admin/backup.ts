@@ -15,7 +15,7 @@ export function backupRoute(app: Api, deps: Deps): void {
         description:
           'The embedded database as a gzip\'ed tar of its data folder, copied between transactions while the service ' +
           'serves (requests wait for the copy: about a second per 100 MB). It holds everything but the encryption key ' +
-          '(DATA_DIR/encryption.key or ENCRYPTION_KEY), which a restore needs beside it. `npm run cli -- backup <file>` ' +
+          '(DATA_DIR/encryption.key, or the ENCRYPTION_KEYS ring), which a restore needs beside it. `npm run cli -- backup <file>` ' +
           'calls this while the service runs. On PostgreSQL there is nothing to copy here: 404; use pg_dump.',
         security: [{ adminToken: [] }],
         response: {

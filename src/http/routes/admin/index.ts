@@ -3,6 +3,7 @@ import type { ApiKeyAuthenticator } from '../../../services/platforms.ts';
 import { backupRoute } from './backup.ts';
 import { createPlatformRoute } from './create-platform.ts';
 import { createUserRoute } from './create-user.ts';
+import { encryptionStatusRoute } from './encryption-status.ts';
 import { getKeyRoute } from './get-key.ts';
 import { getPlatformRoute } from './get-platform.ts';
 import { issueKeyRoute } from './issue-key.ts';
@@ -30,4 +31,5 @@ export function adminRoutes(app: Api, deps: Deps, authenticator: ApiKeyAuthentic
   listUsersRoute(app, deps);
   updateUserRoute(app, deps);
   backupRoute(app, deps);
+  encryptionStatusRoute(app, deps);
 }
