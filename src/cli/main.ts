@@ -7,6 +7,7 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { readServiceFile, type ServiceFile } from '../service-file.ts';
 import { readAdminTokenFile } from '../services/admin-token.ts';
+import { cliSource } from '../services/audit.ts';
 import { createConsoleUser, listConsoleUsers, newUserProblems, setConsoleUserDisabled, type ConsoleUser } from '../services/console-users.ts';
 import {
   createPlatformWithKey,
@@ -290,24 +291,24 @@ function databaseOperator(database: Database): Operator {
     },
     async createPlatform(name) {
       await migrate(database);
-      return createPlatformWithKey(db, name);
+      return createPlatformWithKey(db, name, cliSource());
     },
     listPlatforms: (page) => listPlatformsPage(db, { page, ...PAGE }),
-    issueKey: (platformId) => notFoundAs(`No platform ${platformId}`, () => issuePlatformKey(db, platformId)),
+    issueKey: (platformId) => notFoundAs(`No platform ${platformId}`, () => issuePlatformKey(db, platformId, cliSource())),
     listKeys: (platformId, page) => notFoundAs(`No platform ${platformId}`, () => listPlatformKeys(db, platformId, { page, ...PAGE })),
     revokeKey: (keyId) =>
       notFoundAs(`No key ${keyId}`, async () => {
         try {
           // No authenticator in this process to tell: the service's cache lets the key go within API_KEY_CACHE_SECONDS.
-          return { key: await revokePlatformKey(db, keyId), alreadyRevoked: false };
+          return { key: await revokePlatformKey(db, keyId, cliSource()), alreadyRevoked: false };
         } catch (error) {
           if (error instanceof AppError && error.code === 'api_key_already_revoked') return { key: await requireApiKey(db, keyId), alreadyRevoked: true };
           throw error;
         }
       }),
-    createUser: (platformId, email, password) => notFoundAs(`No platform ${platformId}`, () => createConsoleUser(db, platformId, { email, password })),
+    createUser: (platformId, email, password) => notFoundAs(`No platform ${platformId}`, () => createConsoleUser(db, platformId, { email, password }, cliSource())),
     listUsers: (platformId, page) => notFoundAs(`No platform ${platformId}`, () => listConsoleUsers(db, platformId, { page, ...PAGE })),
-    setUserDisabled: (userId, disabled) => notFoundAs(`No console user ${userId}`, () => setConsoleUserDisabled(db, userId, disabled)),
+    setUserDisabled: (userId, disabled) => notFoundAs(`No console user ${userId}`, () => setConsoleUserDisabled(db, userId, disabled, cliSource())),
     async backup(file) {
       if (database.backup === undefined) throw new CommandError(POSTGRES_BACKUP);
       return writeBackup(file, (await database.backup()).stream());

@@ -5,6 +5,7 @@ import { AppError, notFound, type FieldError } from '../errors.ts';
 import * as store from '../store/console-users.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import type { Schema } from '../store/schema.ts';
+import { recordAudit, type AuditSource } from './audit.ts';
 import { itemsPage, offsetOf, type PageRequest } from './pages.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './passwords.ts';
 import { requirePlatform } from './platforms.ts';
@@ -52,12 +53,22 @@ function checkNewUser(input: { email: string; password: string }): void {
  * A console user of the platform, with the password hashed (scrypt, src/services/passwords.ts). E-mail addresses are
  * unique across every platform, ignoring case (a user signs in with the e-mail alone): 409 `console_user_email_taken`.
  */
-export async function createConsoleUser(db: Kysely<Schema>, platformId: string, input: { email: string; password: string }): Promise<ConsoleUser> {
+export async function createConsoleUser(
+  db: Kysely<Schema>,
+  platformId: string,
+  input: { email: string; password: string },
+  source: AuditSource,
+): Promise<ConsoleUser> {
   checkNewUser(input);
-  await requirePlatform(db, platformId);
+  const platform = await requirePlatform(db, platformId);
   const passwordHash = await hashPassword(input.password);
   try {
-    return toConsoleUser(await store.insertConsoleUser(db, { id: randomUUID(), platformId, email: input.email, passwordHash }));
+    const row = await db.transaction().execute(async (tx) => {
+      const inserted = await store.insertConsoleUser(tx, { id: randomUUID(), platformId: platform.id, email: input.email, passwordHash });
+      await recordAudit(tx, source, { platformId: inserted.platform_id, action: 'console_user.create', target: { type: 'console_user', id: inserted.id } });
+      return inserted;
+    });
+    return toConsoleUser(row);
   } catch (error) {
     if (isUniqueViolation(error, store.CONSOLE_USER_EMAIL_INDEX)) {
       throw new AppError('console_user_email_taken', `A console user with the e-mail ${input.email} already exists (e-mail addresses are unique, ignoring case).`, {
@@ -78,10 +89,14 @@ export async function listConsoleUsers(db: Kysely<Schema>, platformId: string, q
  * Disables or enables the user. Disabling ends its console sessions in the same transaction, so that it is signed out
  * at once, not when its session expires. Setting what is already set changes nothing and answers the user.
  */
-export async function setConsoleUserDisabled(db: Kysely<Schema>, userId: string, disabled: boolean): Promise<ConsoleUser> {
+export async function setConsoleUserDisabled(db: Kysely<Schema>, userId: string, disabled: boolean, source: AuditSource): Promise<ConsoleUser> {
   const row = await db.transaction().execute(async (tx) => {
     const user = await store.setConsoleUserDisabled(tx, userId, disabled, new Date());
     if (user && disabled) await store.deleteConsoleSessionsOfUser(tx, user.id);
+    if (user) {
+      const action = disabled ? 'console_user.disable' : 'console_user.enable';
+      await recordAudit(tx, source, { platformId: user.platform_id, action, target: { type: 'console_user', id: user.id } });
+    }
     return user;
   });
   if (!row) throw notFound(`Console user ${userId}`);

@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { issuePlatformKey } from '../../../services/platforms.ts';
 import { AdminIssuedKeySchema, ADMIN_EXAMPLES, adminProblems, answer, EmptyBody, PlatformParams, withExamples } from '../../schemas.ts';
 
@@ -6,6 +7,7 @@ export function issueKeyRoute(app: Api, deps: Deps): void {
   app.post(
     '/platforms/:id/api-keys',
     {
+      config: { audit: 'api_key.issue' },
       schema: {
         tags: ['Admin'],
         operationId: 'issueApiKey',
@@ -21,7 +23,7 @@ export function issueKeyRoute(app: Api, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const issued = await issuePlatformKey(deps.database.db, request.params.id);
+      const issued = await issuePlatformKey(deps.database.db, request.params.id, auditSourceOf(request));
       return reply.code(201).header('cache-control', 'no-store').send(issued);
     },
   );

@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { revokePlatformKey, type ApiKeyAuthenticator } from '../../../services/platforms.ts';
 import { AdminApiKeySchema, ADMIN_EXAMPLES, adminProblems, answer, ApiKeyParams, EmptyBody, withExamples } from '../../schemas.ts';
 
@@ -6,6 +7,7 @@ export function revokeKeyRoute(app: Api, deps: Deps, authenticator: ApiKeyAuthen
   app.post(
     '/api-keys/:id/revoke',
     {
+      config: { audit: 'api_key.revoke' },
       schema: {
         tags: ['Admin'],
         operationId: 'revokeApiKey',
@@ -26,6 +28,6 @@ export function revokeKeyRoute(app: Api, deps: Deps, authenticator: ApiKeyAuthen
         request.body ??= {};
       },
     },
-    async (request) => revokePlatformKey(deps.database.db, request.params.id, authenticator),
+    async (request) => revokePlatformKey(deps.database.db, request.params.id, auditSourceOf(request), authenticator),
   );
 }

@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { setConsoleUserDisabled } from '../../../services/console-users.ts';
 import { ADMIN_EXAMPLES, adminProblems, answer, ConsoleUserParams, ConsoleUserSchema, UpdateConsoleUserBody, withExamples } from '../../schemas.ts';
 
@@ -6,6 +7,7 @@ export function updateUserRoute(app: Api, deps: Deps): void {
   app.patch(
     '/users/:id',
     {
+      config: { audit: ['console_user.disable', 'console_user.enable'] },
       schema: {
         tags: ['Admin'],
         operationId: 'updateConsoleUser',
@@ -19,6 +21,6 @@ export function updateUserRoute(app: Api, deps: Deps): void {
         response: { 200: answer(ConsoleUserSchema, 'The user, changed', ADMIN_EXAMPLES.updateUser.updated), ...adminProblems([413, 415]) },
       },
     },
-    async (request) => setConsoleUserDisabled(deps.database.db, request.params.id, request.body.disabled),
+    async (request) => setConsoleUserDisabled(deps.database.db, request.params.id, request.body.disabled, auditSourceOf(request)),
   );
 }
