@@ -1,4 +1,5 @@
 import type { Static } from 'typebox';
+import { recordAudit, type AuditSource } from './audit.ts';
 import type { PlatformCustomerSchema } from '../http/schemas.ts';
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -41,7 +42,13 @@ export function toCustomer(row: store.ShownCustomerRow): Customer {
 export type NewCustomer = { name: string; email: string; companyName: string; address?: string | null | undefined };
 
 /** `link` is called in the transaction that stores the customer (its Idempotency-Key's link, see CommitLink). */
-export async function createCustomer(db: Kysely<Schema>, platformId: string, input: NewCustomer, link?: CommitLink): Promise<Customer> {
+export async function createCustomer(
+  db: Kysely<Schema>,
+  platformId: string,
+  input: NewCustomer,
+  source: AuditSource,
+  link?: CommitLink,
+): Promise<Customer> {
   try {
     const row = await db.transaction().execute(async (tx) => {
       const inserted = await store.insertCustomer(tx, {
@@ -54,6 +61,7 @@ export async function createCustomer(db: Kysely<Schema>, platformId: string, inp
         address: input.address ?? null,
       });
       await link?.(tx, inserted.id);
+      await recordAudit(tx, source, { platformId, action: 'platform_customer.create', target: { type: 'platform_customer', id: inserted.id } });
       return inserted;
     });
     return toCustomer(row);

@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, EmptyBody, IdParams, MORE_EXAMPLES, problems, ReconciliationListQuery, ReconciliationListSchema, ReconciliationRef, withExamples } from '../../schemas.ts';
 
@@ -6,6 +7,7 @@ export function reconcileRoutes(app: Api, deps: Deps): void {
   app.post(
     '/platform-customers/:id/reconcile',
     {
+      config: { audit: 'reconciliation.request' },
       schema: {
         tags: ['Platform customers'],
         operationId: 'reconcilePlatformCustomer',
@@ -24,7 +26,7 @@ export function reconcileRoutes(app: Api, deps: Deps): void {
         request.body ??= {};
       },
     },
-    async (request, reply) => reply.code(202).send(await deps.reconciliations.request(platformOf(request), request.params.id)),
+    async (request, reply) => reply.code(202).send(await deps.reconciliations.request(platformOf(request), request.params.id, auditSourceOf(request))),
   );
 
   app.get(
