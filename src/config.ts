@@ -220,6 +220,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookDisableAfterSeconds: integer(env, 'WEBHOOK_DISABLE_AFTER_SECONDS', 5 * 86_400, 1, 365 * 86_400),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 128, 1, 1_000),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 30, 3_650),
+    // Unset: the audit trail is kept for ever.
+    auditRetentionDays: env.AUDIT_RETENTION_DAYS === undefined || env.AUDIT_RETENTION_DAYS === '' ? null : integer(env, 'AUDIT_RETENTION_DAYS', 0, 1, 36_500),
     consoleSessionHours: integer(env, 'CONSOLE_SESSION_HOURS', 12, 1, 720),
     adminToken,
     migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),

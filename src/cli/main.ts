@@ -7,7 +7,7 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { readServiceFile, type ServiceFile } from '../service-file.ts';
 import { readAdminTokenFile } from '../services/admin-token.ts';
-import { cliSource } from '../services/audit.ts';
+import { chainName, cliSource, verifyAuditChains, type AuditVerification } from '../services/audit.ts';
 import { createConsoleUser, listConsoleUsers, newUserProblems, setConsoleUserDisabled, type ConsoleUser } from '../services/console-users.ts';
 import {
   createPlatformWithKey,
@@ -44,6 +44,8 @@ Commands:
   enable-user --user <userId>           enable a disabled console user again
   backup <file>                         copy the embedded database to a new file, consistent even while the service
                                         runs (through its admin API then); on PostgreSQL use pg_dump (README, "Backups")
+  audit-verify                          recompute every audit trail chain: exit 0 with a summary, exit 1 naming the
+                                        first entry that does not verify (edited or deleted); the database directly
   restore <file>                        replace the embedded database by a backup, the service stopped (the replaced
                                         database is kept beside it, renamed); on PostgreSQL use pg_restore
 
@@ -205,6 +207,7 @@ async function checkUsage(command: string, values: Values, positionals: string[]
       return args;
     case 'migrate':
     case 'list-platforms':
+    case 'audit-verify':
       return args;
     case 'create-platform':
       args.name = required(values.name, '--name').trim();
@@ -256,6 +259,7 @@ type Operator = {
   setUserDisabled(userId: string, disabled: boolean): Promise<ConsoleUser>;
   /** Writes a consistent copy of the embedded database to `file`; its size in bytes. */
   backup(file: string): Promise<number>;
+  verifyAudit(): Promise<AuditVerification>;
 };
 
 type Page<T> = { items: T[]; meta: { totalPages: number } };
@@ -309,6 +313,7 @@ function databaseOperator(database: Database): Operator {
     createUser: (platformId, email, password) => notFoundAs(`No platform ${platformId}`, () => createConsoleUser(db, platformId, { email, password }, cliSource())),
     listUsers: (platformId, page) => notFoundAs(`No platform ${platformId}`, () => listConsoleUsers(db, platformId, { page, ...PAGE })),
     setUserDisabled: (userId, disabled) => notFoundAs(`No console user ${userId}`, () => setConsoleUserDisabled(db, userId, disabled, cliSource())),
+    verifyAudit: () => verifyAuditChains(db),
     async backup(file) {
       if (database.backup === undefined) throw new CommandError(POSTGRES_BACKUP);
       return writeBackup(file, (await database.backup()).stream());
@@ -394,6 +399,11 @@ function adminApiOperator(running: ServiceFile, token: string): Operator {
     createUser: async (platformId, email, password) => expect(await call('POST', `/platforms/${platformId}/users`, { email, password }), 201, `No platform ${platformId}`),
     listUsers: async (platformId, page) => expect(await call('GET', `/platforms/${platformId}/users${query(page)}`), 200, `No platform ${platformId}`),
     setUserDisabled: async (userId, disabled) => expect(await call('PATCH', `/users/${userId}`, { disabled }), 200, `No console user ${userId}`),
+    async verifyAudit() {
+      throw new CommandError(
+        `The running service (pid ${running.pid}) holds the embedded database: stop it, then run audit-verify (it reads the database itself, not through the service).`,
+      );
+    },
     async backup(file) {
       let response: Response;
       try {
@@ -521,6 +531,14 @@ async function run(command: string, args: Args, operator: Operator): Promise<Out
           : `Enabled console user ${user.id} (${user.email}): it can sign in again.`,
         json: { user },
       };
+    }
+    case 'audit-verify': {
+      const result = await operator.verifyAudit();
+      if (!result.ok) {
+        const entry = result.entryId === null ? `entry ${result.chainSeq ?? '?'}` : `entry ${result.entryId} (number ${result.chainSeq} of the chain)`;
+        throw new CommandError(`The audit trail does not verify: in the ${chainName(result.chain)} chain, ${entry}: ${result.reason}.`);
+      }
+      return { text: `The audit trail verifies: ${result.entries} entries in ${result.chains} chains.`, json: result };
     }
     case 'backup': {
       const bytes = await operator.backup(args.file);

@@ -20,6 +20,7 @@ import { createMetricsRegistry, registerMetrics } from './plugins/metrics.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
 import { adminRoutes } from './routes/admin/index.ts';
+import { listAuditLogRoute } from './routes/audit-log/list.ts';
 import { listRequestsRoute } from './routes/genebrc/list.ts';
 import { pushIrmRoute } from './routes/genebrc/push-irm.ts';
 import { statusRoute } from './routes/genebrc/status.ts';
@@ -185,6 +186,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       reportRoutes(scoped, options);
       webhookEndpointRoutes(scoped, options);
       eventRoutes(scoped, options);
+      listAuditLogRoute(scoped, options);
     },
     { prefix: '/api/v1' },
   );

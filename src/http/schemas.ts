@@ -526,7 +526,7 @@ export const EventSchema = Type.Object(
 export const EventRef = Type.Unsafe<Static<typeof EventSchema>>(Type.Ref('Event'));
 
 /** A customers'-style envelope (contract 2) around a list of `items`. */
-function ItemsPage<T extends TSchema>(items: T) {
+export function ItemsPage<T extends TSchema>(items: T) {
   return Type.Object({
     items: Type.Array(items),
     meta: Type.Object({

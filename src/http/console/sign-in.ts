@@ -1,4 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { recordAuditAlone } from '../../services/audit.ts';
+import type { Schema } from '../../store/schema.ts';
+import { auditSourceOf } from '../audit-source.ts';
 import type { ConsoleSessions } from '../../services/console-sessions.ts';
 import type { Api } from '../deps.ts';
 import { formFields, text } from './forms.ts';
@@ -44,7 +48,7 @@ function signInPage(
 }
 
 /** Sign-in and sign-out: public routes (no session needed), each POST with its CSRF token like any other. */
-export function signInRoutes(app: Api, sessions: ConsoleSessions, sessionHours: number): void {
+export function signInRoutes(app: Api, sessions: ConsoleSessions, sessionHours: number, db: Kysely<Schema>): void {
   app.get('/sign-in', { config: { consolePublic: true } }, async (request, reply) => {
     const query = queryOf(request);
     const next = text(query, 'next');
@@ -52,11 +56,23 @@ export function signInRoutes(app: Api, sessions: ConsoleSessions, sessionHours: 
     return signInPage(request, reply, { email: '', next }, null, NOTICES[text(query, 'notice')] ?? null);
   });
 
-  app.post('/sign-in', { config: { consolePublic: true } }, async (request, reply) => {
+  app.post('/sign-in', { config: { consolePublic: true, audit: 'console_user.sign_in' } }, async (request, reply) => {
     const fields = formFields(request.body);
     const email = text(fields, 'email');
     const next = text(fields, 'next');
     const result = await sessions.signIn(email, text(fields, 'password', { raw: true }), request.ip);
+    // Every attempt is in the audit trail: a success in its platform's chain, a refusal (the user is not known to
+    // whoever tries) in the operator-wide one, by the e-mail address typed. Never the password.
+    const from = auditSourceOf(request);
+    await recordAuditAlone(
+      db,
+      result.outcome === 'signed_in'
+        ? { ...from, actor: { type: 'console_user', id: result.session.userId, label: result.session.email } }
+        : { ...from, actor: { type: 'console_user', id: null, label: email.slice(0, 254) } },
+      result.outcome === 'signed_in'
+        ? { platformId: result.session.platformId, action: 'console_user.sign_in', target: { type: 'console_user', id: result.session.userId } }
+        : { platformId: null, action: 'console_user.sign_in', target: null, outcome: 'failed' },
+    );
     switch (result.outcome) {
       case 'signed_in':
         reply.setCookie(SESSION_COOKIE, result.token, {
@@ -94,8 +110,12 @@ export function signInRoutes(app: Api, sessions: ConsoleSessions, sessionHours: 
   });
 
   // Public too, so that a session that has just expired can still sign out cleanly.
-  app.post('/sign-out', { config: { consolePublic: true } }, async (request, reply) => {
+  app.post('/sign-out', { config: { consolePublic: true, audit: 'console_user.sign_out' } }, async (request, reply) => {
     await sessions.signOut(request.cookies[SESSION_COOKIE]);
+    const session = request.consoleSession;
+    if (session !== null) {
+      await recordAuditAlone(db, auditSourceOf(request), { platformId: session.platformId, action: 'console_user.sign_out', target: { type: 'console_user', id: session.userId } });
+    }
     reply.clearCookie(SESSION_COOKIE, { path: CONSOLE_PREFIX });
     return redirectTo(reply, `${CONSOLE_PREFIX}/sign-in`, 'signed-out');
   });

@@ -1,3 +1,4 @@
+import { listAuditLogAdminRoute } from './list-audit-log.ts';
 import type { Api, Deps } from '../../deps.ts';
 import type { ApiKeyAuthenticator } from '../../../services/platforms.ts';
 import { backupRoute } from './backup.ts';
@@ -28,4 +29,5 @@ export function adminRoutes(app: Api, deps: Deps, authenticator: ApiKeyAuthentic
   listUsersRoute(app, deps);
   updateUserRoute(app, deps);
   backupRoute(app, deps);
+  listAuditLogAdminRoute(app, deps);
 }
