@@ -51,6 +51,8 @@ export type Config = {
   webhookConcurrency: number;
   /** How long events (and their delivery attempts) are kept (contract: at least 30 days). */
   eventRetentionDays: number;
+  /** AUDIT_RETENTION_DAYS: audit entries older than this are purged; null (unset) keeps them for ever. */
+  auditRetentionDays: number | null;
   /** How long a web console session lasts from its sign-in (CONSOLE_SESSION_HOURS), in hours. */
   consoleSessionHours: number;
   /**
