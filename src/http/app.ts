@@ -8,6 +8,7 @@ import type { Api, Deps } from './deps.ts';
 import { AppError } from '../errors.ts';
 import { loadAdminToken } from '../services/admin-token.ts';
 import { ApiKeyAuthenticator } from '../services/platforms.ts';
+import { collectAuditedRoutes } from './audit-source.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { SECRET_FIELD_NAMES } from './secret-fields.ts';
 import { sendProblem } from './problem.ts';
@@ -143,6 +144,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       undefined,
     );
   });
+  collectAuditedRoutes(app);
   app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema, httpPart));
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   // The hooks every request runs are synchronous (callback style): an async hook costs a promise and a turn of the

@@ -1,7 +1,11 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuditAction, AuditSource } from '../services/audit.ts';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route of the app with the audit action(s) it declares: what the route-list test walks. */
+    auditedRoutes: RouteAudit[];
+  }
   interface FastifyContextConfig {
     /**
      * The audit action(s) a route that changes something records (contract 14). Every POST, PUT, PATCH and DELETE
@@ -24,4 +28,15 @@ export function auditSourceOf(request: FastifyRequest): AuditSource {
   const session = (request as { consoleSession?: FastifyRequest['consoleSession'] }).consoleSession;
   if (session) return { actor: { type: 'console_user', id: session.userId, label: session.email }, ...from };
   return { actor: { type: 'admin', id: null, label: 'admin token' }, ...from };
+}
+
+export type RouteAudit = { method: string; url: string; audit: AuditAction | readonly AuditAction[] | undefined };
+
+/** Collects every route registered after it (in every scope) with its declared audit action(s), as app.auditedRoutes. */
+export function collectAuditedRoutes(app: FastifyInstance): void {
+  const routes: RouteAudit[] = [];
+  app.decorate('auditedRoutes', routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, audit: route.config?.audit });
+  });
 }
