@@ -62,7 +62,7 @@ async function listPage(request: FastifyRequest, reply: FastifyReply, deps: Deps
 
 /** The console's audit log: the platform's entries with the API's filters, and the same as CSV. */
 export const auditLogPage: ConsolePage = {
-  nav: { label: 'Audit log', href: AUDIT_LOG },
+  nav: { label: 'Audit', href: AUDIT_LOG },
   routes(app: Api, deps: Deps): void {
     app.get('/audit-log', async (request, reply) => listPage(request, reply, deps));
     app.get('/audit-log/export.csv', async (request, reply) => {
