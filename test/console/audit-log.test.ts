@@ -12,15 +12,16 @@ describeConsole('console: audit log', (h) => {
     });
     assert.equal(created.status, 201, created.text);
     await page.goto('/console/customers');
-    await page.click('nav >> text=Audit');
+    await page.goto('/console/api-keys');
+    await page.click('a[href="/console/audit-log"]');
     await page.waitForURL(/\/console\/audit-log/, { timeout: 60_000 });
     const rows = await page.locator('table.audit-log tbody tr').allInnerTexts();
     assert.ok(rows.some((row) => row.includes('platform_customer.create') && row.includes(created.body.id)), rows.join('\n'));
     assert.ok(rows.some((row) => row.includes('console_user.sign_in') && row.includes(h.userA.email)), rows.join('\n'));
+    await h.screenshot(page, 'audit-log');
     const brand = (await page.locator('.brand').boundingBox())!;
     const account = (await page.locator('.account').boundingBox())!;
     assert.ok(account.y < brand.y + brand.height, 'the account is on a second row of the top bar');
-    await h.screenshot(page, 'audit-log');
 
     await page.selectOption('#filter-action', 'console_user.sign_in');
     await Promise.all([page.waitForURL(/action=console_user.sign_in/, { timeout: 60_000 }), page.click('form.filters button[type="submit"]')]);
@@ -36,7 +37,7 @@ describeConsole('console: audit log', (h) => {
     const phone = await h.newPage({ width: 390 });
     await h.signIn(phone, h.userA);
     await phone.goto('/console/audit-log');
-    const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = (await phone.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')) as number;
     assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px`);
     await h.screenshot(phone, 'audit-log-phone');
   });
