@@ -12,6 +12,7 @@
  * admin connection, default postgres://postgres@127.0.0.1:5432/postgres), dropped at the end.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { SYSTEM_SOURCE } from '../src/services/audit.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -77,7 +78,7 @@ where r.platform_customer_id = $1::uuid`;
 /** A migrated database holding the platform, its key and the customer with its large requests. */
 async function seed(database: Database): Promise<{ apiKey: string; customerId: string }> {
   await migrate(database);
-  const { platform, apiKey } = await createPlatform(database.db, 'Large pages benchmark');
+  const { platform, apiKey } = await createPlatform(database.db, 'Large pages benchmark', SYSTEM_SOURCE);
   const customerId = randomUUID();
   await insertCustomer(database.db, {
     id: customerId,

@@ -13,6 +13,7 @@
  * Options: --irms N, --ebrcs N (default 5,000 each), --postgres.
  */
 import { parseArgs } from 'node:util';
+import { SYSTEM_SOURCE } from '../src/services/audit.ts';
 import type { Authority, AuthorityEbrc, AuthorityIrm } from '../src/authority/authority.ts';
 import { startHarness, type Backend } from '../test/support/harness.ts';
 import { authorityIrmsOf, generateMatchingDataset } from '../test/support/matching-dataset.ts';
@@ -94,7 +95,7 @@ async function bench(backend: Backend): Promise<void> {
     for (const [index, label] of runs.entries()) {
       if (index === 1) changeAtTheAuthority();
       const started = performance.now();
-      const run = await h.service.reconciliations.request(h.platformA.id, customerId);
+      const run = await h.service.reconciliations.request(h.platformA.id, customerId, SYSTEM_SOURCE);
       await h.service.reconciliations.settled();
       const seconds = (performance.now() - started) / 1000;
       const listed = await h.service.reconciliations.list(h.platformA.id, customerId, { page: 1, limit: 1 });

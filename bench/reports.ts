@@ -13,6 +13,7 @@
  * connection, default postgres://postgres@127.0.0.1:5432/postgres), dropped at the end.
  */
 import { spawn } from 'node:child_process';
+import { SYSTEM_SOURCE } from '../src/services/audit.ts';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import fs from 'node:fs';
@@ -103,7 +104,7 @@ async function inTransaction(database: Database, statement: string, parameters: 
 
 async function seed(database: Database): Promise<{ platformId: string; customerId: string }> {
   await migrate(database);
-  const { platform } = await createPlatform(database.db, 'Bench reports');
+  const { platform } = await createPlatform(database.db, 'Bench reports', SYSTEM_SOURCE);
   const customerId = randomUUID();
   await insertCustomer(database.db, {
     id: customerId, platformId: platform.id, name: 'Bench', email: 'bench@example.com', type: 'customer', companyName: 'Bench Exports', address: null,

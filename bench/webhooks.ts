@@ -30,6 +30,7 @@
  * BENCH_POSTGRES_URL: the admin connection (default postgres://postgres@127.0.0.1:5432/postgres).
  */
 import { execFileSync } from 'node:child_process';
+import { SYSTEM_SOURCE } from '../src/services/audit.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -473,7 +474,7 @@ async function runBackend(backend: 'postgres' | 'embedded'): Promise<BackendResu
     const { apiKey } = await (async () => {
       try {
         await migrate(database);
-        return await createPlatform(database.db, 'Webhooks benchmark');
+        return await createPlatform(database.db, 'Webhooks benchmark', SYSTEM_SOURCE);
       } finally {
         await database.close();
       }

@@ -56,6 +56,8 @@ export type Config = {
   webhookConcurrency: number;
   /** How long events (and their delivery attempts) are kept (contract: at least 30 days). */
   eventRetentionDays: number;
+  /** AUDIT_RETENTION_DAYS: audit entries older than this are purged; null (unset) keeps them for ever. */
+  auditRetentionDays: number | null;
   /** How long a web console session lasts from its sign-in (CONSOLE_SESSION_HOURS), in hours. */
   consoleSessionHours: number;
   /**
@@ -306,6 +308,8 @@ export function loadConfig(given: Env = process.env): Config {
     webhookDisableAfterSeconds: integer(env, 'WEBHOOK_DISABLE_AFTER_SECONDS', 5 * 86_400, 1, 365 * 86_400),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 128, 1, 1_000),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 30, 3_650),
+    // Unset: the audit trail is kept for ever.
+    auditRetentionDays: env.AUDIT_RETENTION_DAYS === undefined || env.AUDIT_RETENTION_DAYS === '' ? null : integer(env, 'AUDIT_RETENTION_DAYS', 0, 1, 36_500),
     consoleSessionHours: integer(env, 'CONSOLE_SESSION_HOURS', 12, 1, 720),
     adminToken,
     migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),

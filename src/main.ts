@@ -1,5 +1,6 @@
 // First: with OTEL_EXPORTER_OTLP_ENDPOINT set, tracing must be in place before node:http, Fastify and pg are loaded.
 import { flushTracing } from './telemetry/tracing.ts';
+import { SYSTEM_SOURCE } from './services/audit.ts';
 import fs from 'node:fs';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { SandboxBesideError, sandboxBeside, stopSandbox, type SandboxBeside } from './sandbox-beside.ts';
@@ -47,7 +48,7 @@ async function serve(config: Config, sandbox: SandboxBeside | undefined): Promis
   }
 
   if (service.database.kind === 'embedded' && !(await anyPlatformExists(service.database.db))) {
-    const { platform, apiKey } = await createPlatform(service.database.db, 'Demo platform');
+    const { platform, apiKey } = await createPlatform(service.database.db, 'Demo platform', SYSTEM_SOURCE);
     // The key is stored hashed and cannot be shown again. Printed to a terminal; never into a log stream (a collector
     // would keep it): without a terminal it goes to a file only the owner can read, which the log names.
     if (process.stdout.isTTY) {

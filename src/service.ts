@@ -202,7 +202,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       relay.start();
       await delivery.work();
     }
-    const housekeeping = new Housekeeping({ db: database.db, intervalSeconds: config.housekeepingIntervalSeconds, eventRetentionDays: config.eventRetentionDays, log });
+    const housekeeping = new Housekeeping({ db: database.db, intervalSeconds: config.housekeepingIntervalSeconds, eventRetentionDays: config.eventRetentionDays, auditRetentionDays: config.auditRetentionDays, log });
     housekeeping.start();
     const schedule = new ReconcileSchedule({
       db: database.db,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { CompiledQuery } from 'kysely';
 import { findSandboxAccount } from '../../sandbox/accounts.ts';
 import { credentialSetToText, type CredentialSet, type CredentialSetText } from '../../src/authority/protocol/credentials.ts';
@@ -174,7 +175,7 @@ export async function seed(
   await step('migrations', 1, async () => {
     await migrate(database);
   });
-  const { platform, apiKey } = await createPlatform(database.db, 'Benchmark platform');
+  const { platform, apiKey } = await createPlatform(database.db, 'Benchmark platform', SYSTEM_SOURCE);
 
   const accounts = SANDBOX_USERNAMES.map((username) => {
     const set = credentialSets.get(username);

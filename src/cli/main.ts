@@ -10,6 +10,7 @@ import { readAdminTokenFile } from '../services/admin-token.ts';
 import { createConsoleUser, listConsoleUsers, newUserProblems, updateConsoleUser, type ConsoleUser, type ConsoleUserChange } from '../services/console-users.ts';
 import { isRole, type ConsoleRole } from '../domain/console-roles.ts';
 import { encryptionStatus, type EncryptionStatus } from '../services/sealed-values.ts';
+import { chainName, cliSource, verifyAuditChains, type AuditVerification } from '../services/audit.ts';
 import {
   createPlatformWithKey,
   issuePlatformKey,
@@ -56,6 +57,8 @@ Commands:
                                         runs (through its admin API then); on PostgreSQL use pg_dump (README, "Backups")
   encryption-status                     how many sealed values use each key of the encryption key ring
                                         (ENCRYPTION_KEYS): an old key can be dropped once it counts 0
+  audit-verify                          recompute every audit trail chain: exit 0 with a summary, exit 1 naming the
+                                        first entry that does not verify (edited or deleted); the database directly
   restore <file>                        replace the embedded database by a backup, the service stopped (the replaced
                                         database is kept beside it, renamed); on PostgreSQL use pg_restore
 
@@ -234,6 +237,7 @@ async function checkUsage(command: string, values: Values, positionals: string[]
     case 'migrate':
     case 'list-platforms':
     case 'encryption-status':
+    case 'audit-verify':
       return args;
     case 'create-platform':
       args.name = required(values.name, '--name').trim();
@@ -297,6 +301,7 @@ type Operator = {
   /** Writes a consistent copy of the embedded database to `file`; its size in bytes. */
   backup(file: string): Promise<number>;
   encryptionStatus(): Promise<EncryptionStatus>;
+  verifyAudit(): Promise<AuditVerification>;
 };
 
 type Page<T> = { items: T[]; meta: { totalPages: number } };
@@ -332,25 +337,26 @@ function databaseOperator(database: Database, ringIds: readonly string[]): Opera
     },
     async createPlatform(name) {
       await migrate(database);
-      return createPlatformWithKey(db, name);
+      return createPlatformWithKey(db, name, cliSource());
     },
     listPlatforms: (page) => listPlatformsPage(db, { page, ...PAGE }),
-    issueKey: (platformId) => notFoundAs(`No platform ${platformId}`, () => issuePlatformKey(db, platformId)),
+    issueKey: (platformId) => notFoundAs(`No platform ${platformId}`, () => issuePlatformKey(db, platformId, cliSource())),
     listKeys: (platformId, page) => notFoundAs(`No platform ${platformId}`, () => listPlatformKeys(db, platformId, { page, ...PAGE })),
     revokeKey: (keyId) =>
       notFoundAs(`No key ${keyId}`, async () => {
         try {
           // No authenticator in this process to tell: the service's cache lets the key go within API_KEY_CACHE_SECONDS.
-          return { key: await revokePlatformKey(db, keyId), alreadyRevoked: false };
+          return { key: await revokePlatformKey(db, keyId, cliSource()), alreadyRevoked: false };
         } catch (error) {
           if (error instanceof AppError && error.code === 'api_key_already_revoked') return { key: await requireApiKey(db, keyId), alreadyRevoked: true };
           throw error;
         }
       }),
-    createUser: (platformId, email, password, role) => notFoundAs(`No platform ${platformId}`, () => createConsoleUser(db, platformId, { email, password, role })),
+    createUser: (platformId, email, password, role) => notFoundAs(`No platform ${platformId}`, () => createConsoleUser(db, platformId, { email, password, role }, cliSource())),
     listUsers: (platformId, page) => notFoundAs(`No platform ${platformId}`, () => listConsoleUsers(db, platformId, { page, ...PAGE })),
-    updateUser: (userId, change) => notFoundAs(`No console user ${userId}`, () => updateConsoleUser(db, userId, change)),
-    setRequireTwoFactor: (platformId, required) => notFoundAs(`No platform ${platformId}`, () => setPlatformRequiresTwoFactor(db, platformId, required)),
+    updateUser: (userId, change) => notFoundAs(`No console user ${userId}`, () => updateConsoleUser(db, userId, change, cliSource())),
+    setRequireTwoFactor: (platformId, required) => notFoundAs(`No platform ${platformId}`, () => setPlatformRequiresTwoFactor(db, platformId, required, cliSource())),
+    verifyAudit: () => verifyAuditChains(db),
     async backup(file) {
       if (database.backup === undefined) throw new CommandError(POSTGRES_BACKUP);
       return writeBackup(file, (await database.backup()).stream());
@@ -440,6 +446,11 @@ function adminApiOperator(running: ServiceFile, token: string): Operator {
     updateUser: async (userId, change) => expect(await call('PATCH', `/users/${userId}`, change), 200, `No console user ${userId}`),
     setRequireTwoFactor: async (platformId, required) =>
       expect(await call('PATCH', `/platforms/${platformId}`, { requireTwoFactor: required }), 200, `No platform ${platformId}`),
+    async verifyAudit() {
+      throw new CommandError(
+        `The running service (pid ${running.pid}) holds the embedded database: stop it, then run audit-verify (it reads the database itself, not through the service).`,
+      );
+    },
     async backup(file) {
       let response: Response;
       try {
@@ -589,6 +600,14 @@ async function run(command: string, args: Args, operator: Operator): Promise<Out
           : `Platform ${platform.id} (${platform.name}) no longer requires two-factor sign-in.`,
         json: { platform },
       };
+    }
+    case 'audit-verify': {
+      const result = await operator.verifyAudit();
+      if (!result.ok) {
+        const entry = result.entryId === null ? `entry ${result.chainSeq ?? '?'}` : `entry ${result.entryId} (number ${result.chainSeq} of the chain)`;
+        throw new CommandError(`The audit trail does not verify: in the ${chainName(result.chain)} chain, ${entry}: ${result.reason}.`);
+      }
+      return { text: `The audit trail verifies: ${result.entries} entries in ${result.chains} chains.`, json: result };
     }
     case 'backup': {
       const bytes = await operator.backup(args.file);

@@ -8,6 +8,7 @@ import type { Api, Deps } from './deps.ts';
 import { AppError } from '../errors.ts';
 import { loadAdminToken } from '../services/admin-token.ts';
 import { ApiKeyAuthenticator } from '../services/platforms.ts';
+import { collectAuditedRoutes } from './audit-source.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { SECRET_FIELD_NAMES } from './secret-fields.ts';
 import { sendProblem } from './problem.ts';
@@ -20,6 +21,7 @@ import { createMetricsRegistry, registerMetrics } from './plugins/metrics.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
 import { adminRoutes } from './routes/admin/index.ts';
+import { listAuditLogRoute } from './routes/audit-log/list.ts';
 import { listRequestsRoute } from './routes/genebrc/list.ts';
 import { pushIrmRoute } from './routes/genebrc/push-irm.ts';
 import { statusRoute } from './routes/genebrc/status.ts';
@@ -151,6 +153,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       undefined,
     );
   });
+  collectAuditedRoutes(app);
   app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema, httpPart));
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   // The hooks every request runs are synchronous (callback style): an async hook costs a promise and a turn of the
@@ -194,6 +197,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       reportRoutes(scoped, options);
       webhookEndpointRoutes(scoped, options);
       eventRoutes(scoped, options);
+      listAuditLogRoute(scoped, options);
     },
     { prefix: '/api/v1' },
   );

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import { purgeAuditBefore } from '../services/audit.ts';
 import { purgeExpiredSessions } from '../store/console-sessions.ts';
 import { purgeEventsBefore } from '../store/events.ts';
 import { purgeExpiredKeys } from '../store/idempotency.ts';
@@ -9,7 +10,8 @@ const PURGE_BATCH = 1_000;
 
 /**
  * Deletes what has outlived its keeping, on a schedule: expired Idempotency-Key records (kept 24 h), and events (with
- * their delivery attempts) older than EVENT_RETENTION_DAYS. In batches, each
+ * their delivery attempts) older than EVENT_RETENTION_DAYS, audit entries older than AUDIT_RETENTION_DAYS (when set;
+ * the only deletion of an entry, oldest first, each chain keeping its anchor so that it still verifies). In batches, each
  * a short statement, so that the embedded database's one connection is never held for long. Any number of processes
  * may run it on one database: a record is deleted once, whoever gets there first.
  */
@@ -17,13 +19,15 @@ export class Housekeeping {
   readonly #db: Kysely<Schema>;
   readonly #intervalMs: number;
   readonly #eventRetentionMs: number;
+  readonly #auditRetentionMs: number | null;
   readonly #log: FastifyBaseLogger;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #running: Promise<number> | undefined;
 
-  constructor(options: { db: Kysely<Schema>; intervalSeconds: number; eventRetentionDays: number; log: FastifyBaseLogger }) {
+  constructor(options: { db: Kysely<Schema>; intervalSeconds: number; eventRetentionDays: number; auditRetentionDays?: number | null; log: FastifyBaseLogger }) {
     this.#db = options.db;
+    this.#auditRetentionMs = options.auditRetentionDays == null ? null : options.auditRetentionDays * 86_400_000;
     this.#eventRetentionMs = options.eventRetentionDays * 86_400_000;
     this.#intervalMs = options.intervalSeconds * 1000;
     this.#log = options.log;
@@ -55,7 +59,13 @@ export class Housekeeping {
     if (events > 0) this.#log.info({ purged: events, before }, 'purged events past their retention');
     const sessions = await this.#inBatches((limit) => purgeExpiredSessions(this.#db, limit));
     if (sessions > 0) this.#log.info({ purged: sessions }, 'purged expired console sessions');
-    return keys + events + sessions;
+    let audit = 0;
+    if (this.#auditRetentionMs !== null) {
+      const auditBefore = new Date(Date.now() - this.#auditRetentionMs);
+      audit = await purgeAuditBefore(this.#db, auditBefore, PURGE_BATCH);
+      if (audit > 0) this.#log.info({ purged: audit, before: auditBefore }, 'purged audit entries past their retention');
+    }
+    return keys + events + sessions + audit;
   }
 
   async #inBatches(purge: (limit: number) => Promise<number>): Promise<number> {

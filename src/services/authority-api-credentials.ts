@@ -1,4 +1,5 @@
 import type { EnvelopeProfile } from '../authority/protocol/envelope.ts';
+import { recordAudit, type AuditSource } from './audit.ts';
 import { credentialSetToText, parseCredentialSet } from '../authority/protocol/credentials.ts';
 import { AppError, type FieldError } from '../errors.ts';
 import * as store from '../store/customers.ts';
@@ -18,6 +19,7 @@ export async function storeApiCredentials(
   customerId: string,
   body: Record<string, unknown>,
   defaultProfile: EnvelopeProfile,
+  source: AuditSource,
 ): Promise<Customer> {
   const customer = await requireCustomer(context.db, platformId, customerId);
   const parsed = parseCredentialSet(body, defaultProfile);
@@ -40,13 +42,17 @@ export async function storeApiCredentials(
       errors: [{ path: '/iecCode', code: 'invalid_value', message }],
     });
   }
-  const row = await store.saveApiCredentials(context.db, {
-    id: customer.id,
-    sealed: context.vault.sealApiCredentials(customer.id, credentialSetToText(credentials)),
-    iecCode: credentials.iecCode,
-    clientId: credentials.clientId,
-    envelopeProfile: credentials.envelopeProfile,
-    at: new Date(),
+  const row = await context.db.transaction().execute(async (tx) => {
+    const saved = await store.saveApiCredentials(tx, {
+      id: customer.id,
+      sealed: context.vault.sealApiCredentials(customer.id, credentialSetToText(credentials)),
+      iecCode: credentials.iecCode,
+      clientId: credentials.clientId,
+      envelopeProfile: credentials.envelopeProfile,
+      at: new Date(),
+    });
+    await recordAudit(tx, source, { platformId, action: 'authority_credentials.store', target: { type: 'platform_customer', id: customer.id } });
+    return saved;
   });
   return toCustomer(row);
 }

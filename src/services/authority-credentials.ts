@@ -1,4 +1,5 @@
 import type { CredentialSet } from '../authority/protocol/credentials.ts';
+import { recordAudit, type AuditSource } from './audit.ts';
 import { credentialSetToText } from '../authority/protocol/credentials.ts';
 import { AppError } from '../errors.ts';
 import * as store from '../store/customers.ts';
@@ -20,6 +21,7 @@ export async function checkAuthorityCredentials(
   platformId: string,
   customerId: string,
   body: { authorityUsername: string; authorityPassword: string },
+  source: AuditSource,
   link?: CommitLink,
 ): Promise<Customer> {
   const customer = await requireCustomer(context.db, platformId, customerId);
@@ -62,6 +64,7 @@ export async function checkAuthorityCredentials(
     if (before !== 'valid') {
       await context.outbox.record(tx, [{ platformId, platformCustomerId: customer.id, type: 'platform_customer.verified', data: shown }]);
     }
+    await recordAudit(tx, source, { platformId, action: 'platform_customer.verify', target: { type: 'platform_customer', id: customer.id } });
     return { shown, becameVerified: before !== 'valid' };
   });
   if (becameVerified) context.outbox.committed();

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { recordAudit, SYSTEM_SOURCE, type AuditSource } from './audit.ts';
 import type { Static } from 'typebox';
 import { checkPushMessage } from '../domain/push-message.ts';
 import { AppError, ERROR_TABLE } from '../errors.ts';
@@ -150,7 +151,7 @@ export class BulkUploads {
   }
 
   /** Stores the upload and queues its job; the customer's upload of the same file within 24 h instead (not created). */
-  async accept(platformId: string, form: UploadForm, file: UploadedFile): Promise<{ created: boolean; upload: BulkUpload }> {
+  async accept(platformId: string, form: UploadForm, file: UploadedFile, source: AuditSource): Promise<{ created: boolean; upload: BulkUpload }> {
     const customer = requireVerified(await requireCustomer(this.#context.db, platformId, form.platformCustomerId));
     const { problems } = checkPushMessage(form);
     if (file.content.length === 0) problems.push({ path: '/file', code: 'empty_file', message: 'The file is empty: upload the filled-in template.' });
@@ -180,6 +181,7 @@ export class BulkUploads {
         declarationFlag: form.decalarationFlag,
       });
       await this.#scheduler.scheduleUpload(tx, upload.id);
+      await recordAudit(tx, source, { platformId, action: 'bulk_upload.create', target: { type: 'bulk_upload', id: upload.id } });
       return { created: true, upload: uploadView(upload, [], new Map()) };
     });
   }
@@ -292,6 +294,7 @@ export class BulkUploads {
             decalarationFlag: upload.declaration_flag,
             ebrcBulkGenDtos: lines,
           },
+          SYSTEM_SOURCE,
           (tx, requestId) => store.linkPush(tx, upload.id, index, requestId),
         );
       } catch (error) {

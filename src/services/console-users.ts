@@ -9,6 +9,7 @@ import { itemsPage, offsetOf, type PageRequest } from './pages.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './passwords.ts';
 import { requirePlatform } from './platforms.ts';
 import { isRole, toRole, type ConsoleRole } from '../domain/console-roles.ts';
+import { recordAudit, type AuditSource } from './audit.ts';
 
 /** The longest password taken: a passphrase fits, and hashing stays cheap whatever is sent. */
 export const MAX_PASSWORD_LENGTH = 1024;
@@ -78,12 +79,18 @@ export async function createConsoleUser(
   db: Kysely<Schema>,
   platformId: string,
   input: { email: string; password: string; role?: ConsoleRole | undefined },
+  source: AuditSource,
 ): Promise<ConsoleUser> {
   checkNewUser(input);
-  await requirePlatform(db, platformId);
+  const platform = await requirePlatform(db, platformId);
   const passwordHash = await hashPassword(input.password);
   try {
-    return toConsoleUser(await store.insertConsoleUser(db, { id: randomUUID(), platformId, email: input.email, passwordHash, role: input.role }));
+    const row = await db.transaction().execute(async (tx) => {
+      const inserted = await store.insertConsoleUser(tx, { id: randomUUID(), platformId: platform.id, email: input.email, passwordHash, role: input.role });
+      await recordAudit(tx, source, { platformId: inserted.platform_id, action: 'console_user.create', target: { type: 'console_user', id: inserted.id } });
+      return inserted;
+    });
+    return toConsoleUser(row);
   } catch (error) {
     if (isUniqueViolation(error, store.CONSOLE_USER_EMAIL_INDEX)) {
       throw new AppError('console_user_email_taken', `A console user with the e-mail ${input.email} already exists (e-mail addresses are unique, ignoring case).`, {
@@ -104,10 +111,11 @@ export async function listConsoleUsers(db: Kysely<Schema>, platformId: string, q
  * Disables or enables the user. Disabling ends its console sessions in the same transaction, so that it is signed out
  * at once, not when its session expires. Setting what is already set changes nothing and answers the user.
  */
-export async function setConsoleUserDisabled(db: Kysely<Schema>, userId: string, disabled: boolean): Promise<ConsoleUser> {
+export async function setConsoleUserDisabled(db: Kysely<Schema>, userId: string, disabled: boolean, source: AuditSource): Promise<ConsoleUser> {
   const row = await db.transaction().execute(async (tx) => {
     const user = await store.setConsoleUserDisabled(tx, userId, disabled, new Date());
     if (user && disabled) await store.deleteConsoleSessionsOfUser(tx, user.id);
+    if (user) await recordAudit(tx, source, { platformId: user.platform_id, action: disabled ? 'console_user.disable' : 'console_user.enable', target: { type: 'console_user', id: user.id } });
     return user;
   });
   if (!row) throw notFound(`Console user ${userId}`);
@@ -126,18 +134,25 @@ export async function requireConsoleUser(db: Kysely<Schema>, userId: string): Pr
  * `twoFactor: null` forgets its second factor (secret and recovery codes) and ends its sessions, so that its next
  * sign-in is by password and, when its platform requires it, a new enrolment. What is already set changes nothing.
  */
-export async function updateConsoleUser(db: Kysely<Schema>, userId: string, change: ConsoleUserChange): Promise<ConsoleUser> {
+export async function updateConsoleUser(db: Kysely<Schema>, userId: string, change: ConsoleUserChange, source: AuditSource): Promise<ConsoleUser> {
   const row = await db.transaction().execute(async (tx) => {
     const now = new Date();
     let user = await store.findConsoleUser(tx, userId);
-    if (user && change.role !== undefined) user = await store.setConsoleUserRole(tx, user.id, change.role, now);
+    const audit = (action: 'console_user.update' | 'console_user.disable' | 'console_user.enable' | 'console_user.two_factor_reset') =>
+      user ? recordAudit(tx, source, { platformId: user.platform_id, action, target: { type: 'console_user', id: user.id } }) : undefined;
+    if (user && change.role !== undefined) {
+      user = await store.setConsoleUserRole(tx, user.id, change.role, now);
+      await audit('console_user.update');
+    }
     if (user && change.disabled !== undefined) {
       user = await store.setConsoleUserDisabled(tx, user.id, change.disabled, now);
       if (user && change.disabled) await store.deleteConsoleSessionsOfUser(tx, user.id);
+      await audit(change.disabled ? 'console_user.disable' : 'console_user.enable');
     }
     if (user && change.twoFactor === null) {
       user = await store.resetTwoFactor(tx, user.id, now);
       if (user) await store.deleteConsoleSessionsOfUser(tx, user.id);
+      await audit('console_user.two_factor_reset');
     }
     return user;
   });

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { recordAudit, SYSTEM_SOURCE } from './audit.ts';
 import { AuthorityError, type Authority, type SandboxCredentialIssuer } from '../authority/authority.ts';
 import { parseCredentialSet, type CredentialSet } from '../authority/protocol/credentials.ts';
 import type { Config } from '../config.ts';
@@ -91,6 +92,7 @@ async function markInvalid(context: ServiceContext, customer: VerifiedCustomer):
     const row = await markCredentialsInvalid(tx, customer.id, customer.authority_api_credentials);
     if (row === undefined) return false;
     await context.outbox.record(tx, [{ platformId: row.platform_id, platformCustomerId: row.id, type: 'platform_customer.credentials_invalid', data: toCustomer(row) }]);
+    await recordAudit(tx, SYSTEM_SOURCE, { platformId: row.platform_id, action: 'authority_credentials.invalidate', target: { type: 'platform_customer', id: row.id } });
     return true;
   });
   if (marked) context.outbox.committed();

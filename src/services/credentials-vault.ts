@@ -20,6 +20,7 @@ export const BINDINGS = {
   apiCredentials: (customerId: string) => `${customerId}/api-credentials`,
   webhookSecret: (endpointId: string) => `webhook-endpoint/${endpointId}`,
   answer: (boundTo: string) => `idempotency-answer/${boundTo}`,
+  totpSecret: (userId: string) => `console-user-totp/${userId}`,
 } as const;
 
 /** What marks a kept Idempotency-Key answer as sealed (the others are JSON text). */
@@ -87,11 +88,11 @@ export class CredentialsVault {
 
   /** A console user's TOTP secret (base32): it must compute codes, so it is encrypted, not hashed. */
   sealTotpSecret(userId: string, secret: string): string {
-    return this.#seal(`console-user-totp/${userId}`, secret);
+    return this.#seal(BINDINGS.totpSecret(userId), secret);
   }
 
   openTotpSecret(userId: string, sealed: string): string {
-    return this.#open(`console-user-totp/${userId}`, sealed) as string;
+    return this.#open(BINDINGS.totpSecret(userId), sealed) as string;
   }
 
   /** An answer kept for an Idempotency-Key replay that holds a secret, bound to its platform and key. */

@@ -1,3 +1,4 @@
+import { recordAudit, type AuditSource } from './audit.ts';
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { AppError, notFound } from '../errors.ts';
@@ -11,7 +12,13 @@ import { itemsPage, offsetOf } from './pages.ts';
 export type NewCustomer = { name: string; email: string; companyName: string; address?: string | null | undefined };
 
 /** `link` is called in the transaction that stores the customer (its Idempotency-Key's link, see CommitLink). */
-export async function createCustomer(db: Kysely<Schema>, platformId: string, input: NewCustomer, link?: CommitLink): Promise<Customer> {
+export async function createCustomer(
+  db: Kysely<Schema>,
+  platformId: string,
+  input: NewCustomer,
+  source: AuditSource,
+  link?: CommitLink,
+): Promise<Customer> {
   try {
     const row = await db.transaction().execute(async (tx) => {
       const inserted = await store.insertCustomer(tx, {
@@ -24,6 +31,7 @@ export async function createCustomer(db: Kysely<Schema>, platformId: string, inp
         address: input.address ?? null,
       });
       await link?.(tx, inserted.id);
+      await recordAudit(tx, source, { platformId, action: 'platform_customer.create', target: { type: 'platform_customer', id: inserted.id } });
       return inserted;
     });
     return toCustomer(row);

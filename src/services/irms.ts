@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { recordAuditAlone, type AuditSource } from './audit.ts';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { AuthorityIrm } from '../authority/authority.ts';
@@ -194,9 +195,14 @@ export async function refreshIrms(
   platformId: string,
   customerId: string,
   query: IrmPageQuery,
+  /** Null for a page that only shows IRMs (the console's lists, which read through the refresh): nothing is recorded. */
+  source: AuditSource | null,
 ) {
   const customer = requireVerified(await requireCustomer(context.db, platformId, customerId));
   await puller.pull(customer);
+  // The pull is many transactions (a batch of IRMs each), and may be one another request started or one recent enough
+  // to reuse: the refresh the caller asked for is recorded once it is done, in a transaction of its own.
+  if (source !== null) await recordAuditAlone(context.db, source, { platformId, action: 'irm.refresh', target: { type: 'platform_customer', id: customer.id } });
   const { rows, total } = await store.listIrms(context.db, {
     customerId: customer.id,
     irmNumber: query.irmNumber,

@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { AppError, notFound } from '../errors.ts';
 import type { Schema } from '../store/schema.ts';
 import * as store from '../store/platforms.ts';
+import { recordAudit, type AuditSource } from './audit.ts';
 import { itemsPage, offsetOf, type PageRequest } from './pages.ts';
 
 const KEY_PREFIX = 'ebrc_test_';
@@ -31,10 +32,13 @@ export async function issueApiKey(db: Kysely<Schema>, platformId: string): Promi
   return { apiKey, key };
 }
 
-export async function createPlatform(db: Kysely<Schema>, name: string): Promise<{ platform: store.PlatformRow } & IssuedKey> {
+export async function createPlatform(db: Kysely<Schema>, name: string, source: AuditSource): Promise<{ platform: store.PlatformRow } & IssuedKey> {
   return db.transaction().execute(async (tx) => {
     const platform = await store.insertPlatform(tx, { id: randomUUID(), name });
-    return { platform, ...(await issueApiKey(tx, platform.id)) };
+    const issued = await issueApiKey(tx, platform.id);
+    await recordAudit(tx, source, { platformId: platform.id, action: 'platform.create', target: { type: 'platform', id: platform.id } });
+    await recordAudit(tx, source, { platformId: platform.id, action: 'api_key.issue', target: { type: 'api_key', id: issued.key.id } });
+    return { platform, ...issued };
   });
 }
 
@@ -79,15 +83,23 @@ export async function requirePlatform(db: Kysely<Schema>, id: string): Promise<P
 }
 
 /** Requires (or stops requiring) a second factor of every console user of the platform; 404 for an unknown one. */
-export async function setPlatformRequiresTwoFactor(db: Kysely<Schema>, id: string, required: boolean): Promise<PlatformView> {
-  const row = await store.setRequireTwoFactor(db, id, required);
+export async function setPlatformRequiresTwoFactor(db: Kysely<Schema>, id: string, required: boolean, source: AuditSource): Promise<PlatformView> {
+  const row = await db.transaction().execute(async (tx) => {
+    const platform = await store.setRequireTwoFactor(tx, id, required);
+    if (platform) await recordAudit(tx, source, { platformId: platform.id, action: 'platform.update', target: { type: 'platform', id: platform.id } });
+    return platform;
+  });
   if (!row) throw notFound(`Platform ${id}`);
   return toPlatformView(row);
 }
 
 /** A new platform and its first API key (the key shown this once). */
-export async function createPlatformWithKey(db: Kysely<Schema>, name: string): Promise<{ platform: PlatformView; apiKey: string; keyId: string }> {
-  const { platform, apiKey, key } = await createPlatform(db, name);
+export async function createPlatformWithKey(
+  db: Kysely<Schema>,
+  name: string,
+  source: AuditSource,
+): Promise<{ platform: PlatformView; apiKey: string; keyId: string }> {
+  const { platform, apiKey, key } = await createPlatform(db, name, source);
   return { platform: toPlatformView(platform), apiKey, keyId: key.id };
 }
 
@@ -97,9 +109,13 @@ export async function listPlatformsPage(db: Kysely<Schema>, query: PageRequest) 
 }
 
 /** Another API key for the platform (404 when there is no such platform). */
-export async function issuePlatformKey(db: Kysely<Schema>, platformId: string): Promise<IssuedKeyView> {
-  await requirePlatform(db, platformId);
-  const { apiKey, key } = await issueApiKey(db, platformId);
+export async function issuePlatformKey(db: Kysely<Schema>, platformId: string, source: AuditSource): Promise<IssuedKeyView> {
+  const platform = await requirePlatform(db, platformId);
+  const { apiKey, key } = await db.transaction().execute(async (tx) => {
+    const issued = await issueApiKey(tx, platform.id);
+    await recordAudit(tx, source, { platformId: platform.id, action: 'api_key.issue', target: { type: 'api_key', id: issued.key.id } });
+    return issued;
+  });
   return { id: key.id, apiKey, prefix: key.displayPrefix, createdAt: key.createdAt.toISOString() };
 }
 
@@ -120,8 +136,19 @@ export async function requireApiKey(db: Kysely<Schema>, keyId: string): Promise<
  * `authenticator` is this process's: the key is dropped from its cache, so that it is refused from the next request
  * on (other processes refuse it once their cache entry expires, API_KEY_CACHE_SECONDS).
  */
-export async function revokePlatformKey(db: Kysely<Schema>, keyId: string, authenticator?: Pick<ApiKeyAuthenticator, 'forget'>): Promise<ApiKeyView> {
-  const revoked = await store.revokeApiKey(db, keyId);
+export async function revokePlatformKey(
+  db: Kysely<Schema>,
+  keyId: string,
+  source: AuditSource,
+  authenticator?: Pick<ApiKeyAuthenticator, 'forget'>,
+): Promise<ApiKeyView> {
+  const revoked = await db.transaction().execute(async (tx) => {
+    const row = await store.revokeApiKey(tx, keyId);
+    if (row !== undefined && !row.alreadyRevoked) {
+      await recordAudit(tx, source, { platformId: row.platformId, action: 'api_key.revoke', target: { type: 'api_key', id: row.id } });
+    }
+    return row;
+  });
   if (!revoked) throw notFound(`API key ${keyId}`);
   authenticator?.forget(keyId);
   const { alreadyRevoked, ...row } = revoked;
@@ -132,7 +159,8 @@ export async function revokePlatformKey(db: Kysely<Schema>, keyId: string, authe
   return key;
 }
 
-export type Principal = { platformId: string; keyId: string };
+/** The platform of a request's API key, and the key (its id and display prefix, which the audit trail names it by). */
+export type Principal = { platformId: string; keyId: string; keyPrefix: string };
 
 /** How often, at most, a key's `last_used_at` is written by one process. */
 const LAST_USED_INTERVAL_MS = 60_000;
@@ -199,7 +227,7 @@ export class ApiKeyAuthenticator {
   async #lookUp(hash: string, now: number): Promise<Principal | undefined> {
     const forgets = this.#forgets;
     const found = await store.findActiveKeyByHash(this.#db, hash);
-    const principal = found && { platformId: found.platformId, keyId: found.keyId };
+    const principal = found && { platformId: found.platformId, keyId: found.keyId, keyPrefix: found.keyPrefix };
     // A key forgotten while this lookup ran may have been read before its revocation: answer, but do not keep it.
     if (this.#ttlMs > 0 && forgets === this.#forgets) {
       if (this.#cache.size >= this.#maxEntries) this.#cache.clear();

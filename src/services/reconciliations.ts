@@ -1,4 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Schema } from '../store/schema.ts';
+import type { Kysely } from 'kysely';
+import { recordAudit, type AuditSource } from './audit.ts';
 import type { Static } from 'typebox';
 import { AuthorityError } from '../authority/authority.ts';
 import { AppError, authorityProblem } from '../errors.ts';
@@ -61,9 +64,15 @@ export class Reconciliations {
   }
 
   /** POST …/reconcile: starts a run and answers it at once (202); it goes on in the background. */
-  async request(platformId: string, customerId: string): Promise<Reconciliation> {
+  async request(platformId: string, customerId: string, source: AuditSource): Promise<Reconciliation> {
     const customer = requireVerified(await requireCustomer(this.#context.db, platformId, customerId));
-    const run = await this.#start(customer, 'request');
+    const run = await this.#context.db.transaction().execute(async (tx) => {
+      const started = await this.#start(customer, 'request', tx);
+      if (started !== undefined) {
+        await recordAudit(tx, source, { platformId: customer.platform_id, action: 'reconciliation.request', target: { type: 'reconciliation', id: started.id } });
+      }
+      return started;
+    });
     if (run === undefined) {
       throw new AppError('reconciliation_running', `A reconciliation of platform customer ${customer.id} is running; follow it with GET /api/v1/platform-customers/${customer.id}/reconciliations.`);
     }
@@ -99,14 +108,17 @@ export class Reconciliations {
     await Promise.allSettled([...this.#running]);
   }
 
-  #start(customer: VerifiedCustomer, trigger: store.ReconciliationRow['trigger']) {
-    return store.startReconciliation(this.#context.db, {
-      platformId: customer.platform_id,
-      customerId: customer.id,
-      trigger,
-      at: new Date(),
-      staleAfterMs: STALE_RUN_MS,
-    });
+  /** Starts a run in `tx`, or in a transaction of its own. */
+  #start(customer: VerifiedCustomer, trigger: store.ReconciliationRow['trigger'], tx?: Kysely<Schema>) {
+    const start = (db: Kysely<Schema>) =>
+      store.startReconciliation(db, {
+        platformId: customer.platform_id,
+        customerId: customer.id,
+        trigger,
+        at: new Date(),
+        staleAfterMs: STALE_RUN_MS,
+      });
+    return tx === undefined ? this.#context.db.transaction().execute(start) : start(tx);
   }
 
   #track(work: Promise<unknown>): void {

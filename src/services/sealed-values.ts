@@ -46,6 +46,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     prefix: SEALED_ANSWER_PREFIX,
     boundTo: ([platformId, key]) => BINDINGS.answer(`${platformId}\u0000${key}`),
   },
+  { what: "console users' two-factor (TOTP) secrets", table: 'console_users', column: 'totp_secret', primaryKey: ['id'], boundTo: ([id]) => BINDINGS.totpSecret(id!) },
 ];
 
 /** Background re-sealing, which the service asks for when the ring holds keys other than the current one. */

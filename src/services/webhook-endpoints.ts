@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { recordAudit, type AuditSource } from './audit.ts';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { Config } from '../config.ts';
@@ -107,6 +108,7 @@ export async function createWebhookEndpoint(
   context: WebhookContext,
   platformId: string,
   input: NewWebhookEndpoint,
+  source: AuditSource,
   link?: CommitLink,
 ): Promise<CreatedWebhookEndpoint> {
   const enabledEvents = normaliseEnabledEvents(input.enabledEvents);
@@ -123,6 +125,7 @@ export async function createWebhookEndpoint(
       sealedSecret: context.vault.sealWebhookSecret(id, secret),
     });
     await link?.(tx, id);
+    await recordAudit(tx, source, { platformId, action: 'webhook_endpoint.create', target: { type: 'webhook_endpoint', id } });
     return inserted;
   });
   return createdAnswer(row, secret);
@@ -175,6 +178,7 @@ export async function updateWebhookEndpoint(
   platformId: string,
   id: string,
   changes: WebhookEndpointChanges,
+  source: AuditSource,
 ): Promise<WebhookEndpoint> {
   if (changes.url === undefined && changes.description === undefined && changes.enabledEvents === undefined && changes.status === undefined) {
     const message = 'Send at least one of url, description, enabledEvents and status.';
@@ -184,24 +188,34 @@ export async function updateWebhookEndpoint(
   // An unknown endpoint is a 404 before its new URL is looked at (and resolved).
   await requireWebhookEndpoint(context.db, platformId, id);
   const url = changes.url === undefined ? undefined : await allowedUrl(context.config, changes.url);
-  const row = await store.updateEndpoint(context.db, platformId, id, {
-    url,
-    description: changes.description,
-    enabledEvents,
-    status:
-      changes.status === undefined
-        ? undefined
-        : changes.status === 'enabled'
-          ? { status: 'enabled' }
-          : { status: 'disabled', reason: DISABLED_BY_PLATFORM },
+  const row = await context.db.transaction().execute(async (tx) => {
+    const updated = await store.updateEndpoint(tx, platformId, id, {
+      url,
+      description: changes.description,
+      enabledEvents,
+      status:
+        changes.status === undefined
+          ? undefined
+          : changes.status === 'enabled'
+            ? { status: 'enabled' }
+            : { status: 'disabled', reason: DISABLED_BY_PLATFORM },
+    });
+    if (updated) await recordAudit(tx, source, { platformId, action: 'webhook_endpoint.update', target: { type: 'webhook_endpoint', id: updated.id } });
+    return updated;
   });
   if (!row) throw notFound(`Webhook endpoint ${id}`);
   return toWebhookEndpoint(row);
 }
 
 /** Deletes the endpoint and its delivery log; what is due to it is not delivered. */
-export async function deleteWebhookEndpoint(db: Kysely<Schema>, platformId: string, id: string): Promise<void> {
-  if (!(await store.deleteEndpoint(db, platformId, id))) throw notFound(`Webhook endpoint ${id}`);
+export async function deleteWebhookEndpoint(db: Kysely<Schema>, platformId: string, id: string, source: AuditSource): Promise<void> {
+  const deleted = await db.transaction().execute(async (tx) => {
+    const endpoint = await store.findEndpoint(tx, platformId, id);
+    if (!endpoint || !(await store.deleteEndpoint(tx, platformId, endpoint.id))) return false;
+    await recordAudit(tx, source, { platformId, action: 'webhook_endpoint.delete', target: { type: 'webhook_endpoint', id: endpoint.id } });
+    return true;
+  });
+  if (!deleted) throw notFound(`Webhook endpoint ${id}`);
 }
 
 /**
@@ -212,6 +226,7 @@ export async function rotateWebhookSecret(
   context: WebhookContext,
   platformId: string,
   id: string,
+  source: AuditSource,
   link?: CommitLink,
 ): Promise<{ secret: string }> {
   const endpoint = await requireWebhookEndpoint(context.db, platformId, id);
@@ -221,6 +236,7 @@ export async function rotateWebhookSecret(
   const rotated = await context.db.transaction().execute(async (tx) => {
     if (!(await store.rotateSecret(tx, platformId, endpoint.id, sealedSecret))) return false;
     await link?.(tx, endpoint.id);
+    await recordAudit(tx, source, { platformId, action: 'webhook_endpoint.rotate_secret', target: { type: 'webhook_endpoint', id: endpoint.id } });
     return true;
   });
   if (!rotated) throw notFound(`Webhook endpoint ${id}`);
@@ -246,7 +262,7 @@ function requireEnabled(endpoint: store.WebhookEndpointRow): void {
  * Records a webhook.test event for this endpoint alone, in its own transaction (the outbox), and wakes the relay
  * after the commit. 409 for a disabled endpoint.
  */
-export async function sendTestEvent(db: Kysely<Schema>, outbox: EventOutbox, platformId: string, id: string): Promise<Event> {
+export async function sendTestEvent(db: Kysely<Schema>, outbox: EventOutbox, platformId: string, id: string, source: AuditSource): Promise<Event> {
   const event = await db.transaction().execute(async (tx) => {
     const endpoint = await requireWebhookEndpoint(tx, platformId, id);
     requireEnabled(endpoint);
@@ -259,6 +275,7 @@ export async function sendTestEvent(db: Kysely<Schema>, outbox: EventOutbox, pla
         endpointId: endpoint.id,
       },
     ]);
+    await recordAudit(tx, source, { platformId, action: 'webhook_endpoint.test', target: { type: 'webhook_endpoint', id: endpoint.id } });
     return recorded!;
   });
   outbox.committed();
@@ -288,6 +305,7 @@ export async function redeliverEvent(
   platformId: string,
   id: string,
   eventId: string,
+  source: AuditSource,
   link?: CommitLink,
 ): Promise<WebhookDelivery> {
   // Nothing is locked ahead of the attempt's insert: its own locks (its endpoint and event by foreign key, then the
@@ -304,6 +322,7 @@ export async function redeliverEvent(
       const row = await store.findAttemptOfPlatform(tx, platformId, attemptId);
       if (!row) throw new Error(`The delivery attempt ${attemptId} just scheduled was not found`);
       await link?.(tx, attemptId);
+      await recordAudit(tx, source, { platformId, action: 'event.redeliver', target: { type: 'event', id: event.id } });
       return row;
     })
     .catch((error: unknown) => {

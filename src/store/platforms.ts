@@ -99,14 +99,17 @@ export async function revokeApiKey(db: Kysely<Schema>, keyId: string): Promise<(
 }
 
 /** The platform of an active key with this hash. */
-export async function findActiveKeyByHash(db: Kysely<Schema>, keyHash: string): Promise<{ keyId: string; platformId: string } | undefined> {
+export async function findActiveKeyByHash(
+  db: Kysely<Schema>,
+  keyHash: string,
+): Promise<{ keyId: string; platformId: string; keyPrefix: string } | undefined> {
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'platform_id'])
+    .select(['id', 'platform_id', 'display_prefix'])
     .where('key_hash', '=', keyHash)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return row && { keyId: row.id, platformId: row.platform_id };
+  return row && { keyId: row.id, platformId: row.platform_id, keyPrefix: row.display_prefix };
 }
 
 /** Every column but the key's hash, which nothing outside authentication reads. */

@@ -6,30 +6,29 @@ export type ReconciliationRow = Selectable<ReconciliationsTable>;
 
 /**
  * Starts a run for the customer: undefined when one is running already (the partial unique index decides, across
- * processes). A run still `running` after `staleAfterMs` was left by a process that died: it is failed first.
+ * processes). A run still `running` after `staleAfterMs` was left by a process that died: it is failed first, in the
+ * same transaction (the caller's: `db` is a transaction).
  */
 export async function startReconciliation(
   db: Kysely<Schema>,
   run: { platformId: string; customerId: string; trigger: ReconciliationRow['trigger']; at: Date; staleAfterMs: number },
 ): Promise<ReconciliationRow | undefined> {
-  return db.transaction().execute(async (tx) => {
-    await tx
-      .updateTable('reconciliations')
-      .set({ status: 'failed', finished_at: run.at, error: 'interrupted: the process running it stopped' })
-      .where('platform_customer_id', '=', run.customerId)
-      .where('status', '=', 'running')
-      .where('started_at', '<', new Date(run.at.getTime() - run.staleAfterMs))
-      .execute();
-    return tx
-      .insertInto('reconciliations')
-      .values({ id: randomUUID(), platform_id: run.platformId, platform_customer_id: run.customerId, trigger: run.trigger, status: 'running', started_at: run.at })
-      // The arbiter's predicate is a literal: PostgreSQL matches a parameter to the partial index only in a custom plan,
-      // and a pooled connection that has run the statement often enough plans it generically ("no unique or exclusion
-      // constraint matching the ON CONFLICT specification").
-      .onConflict((oc) => oc.column('platform_customer_id').where('status', '=', sql.lit('running')).doNothing())
-      .returningAll()
-      .executeTakeFirst();
-  });
+  await db
+    .updateTable('reconciliations')
+    .set({ status: 'failed', finished_at: run.at, error: 'interrupted: the process running it stopped' })
+    .where('platform_customer_id', '=', run.customerId)
+    .where('status', '=', 'running')
+    .where('started_at', '<', new Date(run.at.getTime() - run.staleAfterMs))
+    .execute();
+  return db
+    .insertInto('reconciliations')
+    .values({ id: randomUUID(), platform_id: run.platformId, platform_customer_id: run.customerId, trigger: run.trigger, status: 'running', started_at: run.at })
+    // The arbiter's predicate is a literal: PostgreSQL matches a parameter to the partial index only in a custom plan,
+    // and a pooled connection that has run the statement often enough plans it generically ("no unique or exclusion
+    // constraint matching the ON CONFLICT specification").
+    .onConflict((oc) => oc.column('platform_customer_id').where('status', '=', sql.lit('running')).doNothing())
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export type RunOutcome = {

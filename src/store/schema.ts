@@ -320,6 +320,37 @@ export type JobRunsTable = {
   updated_at: Timestamp;
 };
 
+/** One audit trail entry (contract 14); append-only, hash-chained per platform. */
+export type AuditLogTable = {
+  seq: GeneratedAlways<number>;
+  id: string;
+  at: Date;
+  platform_id: string | null;
+  chain: string;
+  chain_seq: number;
+  actor_type: string;
+  actor_id: string | null;
+  actor_label: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  outcome: string;
+  ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  prev_hash: string;
+  hash: string;
+};
+
+/** Each audit chain's head, locked by whoever appends to it. */
+export type AuditChainsTable = {
+  chain: string;
+  last_seq: number;
+  last_hash: string;
+  anchor_hash: string;
+  anchor_seq: number;
+};
+
 export type Schema = {
   platforms: PlatformsTable;
   api_keys: ApiKeysTable;
@@ -345,4 +376,6 @@ export type Schema = {
   console_sessions: ConsoleSessionsTable;
   console_recovery_codes: ConsoleRecoveryCodesTable;
   job_runs: JobRunsTable;
+  audit_log: AuditLogTable;
+  audit_chains: AuditChainsTable;
 };

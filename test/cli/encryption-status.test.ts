@@ -1,3 +1,4 @@
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -22,7 +23,7 @@ async function encryptionStatus(backend: Backend): Promise<void> {
   try {
     // Two endpoints under A, one under B (the ring B,A without its job: RUN_POLLER=false).
     const first = await createService({ config: config({ ENCRYPTION_KEY: a }), logger: false });
-    const { apiKey } = await createPlatform(first.database.db, 'Status');
+    const { apiKey } = await createPlatform(first.database.db, 'Status', SYSTEM_SOURCE);
     for (const index of [1, 2]) {
       const created = await injectRequest(first, 'POST', '/api/v1/webhook-endpoints', { key: apiKey, body: { url: `http://127.0.0.1:9/hooks/${index}`, enabledEvents: ['*'] } });
       assert.equal(created.status, 201, created.text);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { test } from 'node:test';
 import { REDACTED_PATHS } from '../../src/http/app.ts';
 import { setConsoleUserDisabled } from '../../src/services/console-users.ts';
@@ -97,7 +98,7 @@ describeConsole('console: signing in and out', (h) => {
     const user = await addConsoleUser(h, h.platformA.id, `soon-disabled-${h.backend}@platform-a.example`);
     const page = await h.newPage();
     await h.signIn(page, user);
-    await setConsoleUserDisabled(h.database.db, user.id, true);
+    await setConsoleUserDisabled(h.database.db, user.id, true, SYSTEM_SOURCE);
     await page.goto('/console/customers');
     assert.equal(new URL(page.url()).pathname, '/console/sign-in');
     await page.getByLabel('E-mail').fill(user.email);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -111,7 +112,7 @@ describe('while the database cannot be reached [postgres, a server of the test\'
         },
       }),
     });
-    apiKey = (await createPlatform(service.database.db, 'Database faults')).apiKey;
+    apiKey = (await createPlatform(service.database.db, 'Database faults', SYSTEM_SOURCE)).apiKey;
   });
 
   after(async () => {
@@ -294,7 +295,7 @@ describe('while the database cannot be reached [postgres, a server of the test\'
         }),
       });
       const service = partitioned;
-      const key = (await createPlatform(service.database.db, 'Partition')).apiKey;
+      const key = (await createPlatform(service.database.db, 'Partition', SYSTEM_SOURCE)).apiKey;
       const partitionedRequest = async (method: string, url: string, options: { body?: unknown; headers?: Record<string, string> } = {}) => {
         const started = Date.now();
         const response = await injectRequest(service, method, url, { ...options, key });

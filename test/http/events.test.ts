@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { test } from 'node:test';
 import { EventOutbox, type NewEvent } from '../../src/services/outbox.ts';
 import { createPlatform } from '../../src/services/platforms.ts';
@@ -12,7 +13,7 @@ let made = 0;
 
 /** A platform of its own, so that a test's counts are its own. */
 async function freshPlatform(h: Harness): Promise<{ id: string; apiKey: string }> {
-  const created = await createPlatform(h.database.db, `Events ${++made}`);
+  const created = await createPlatform(h.database.db, `Events ${++made}`, SYSTEM_SOURCE);
   return { id: created.platform.id, apiKey: created.apiKey };
 }
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { after, before, describe, test } from 'node:test';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -31,7 +32,7 @@ describe('the OpenAPI webhooks section', () => {
       }),
       logger: false,
     });
-    apiKey = (await createPlatform(service.database.db, 'Webhook docs')).apiKey;
+    apiKey = (await createPlatform(service.database.db, 'Webhook docs', SYSTEM_SOURCE)).apiKey;
     const response = await injectRequest(service, 'GET', '/openapi.json');
     assert.equal(response.status, 200);
     doc = response.body;

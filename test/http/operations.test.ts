@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { REDACTED_PATHS } from '../../src/http/app.ts';
@@ -198,7 +199,7 @@ for (const backend of backends()) {
       service.app.get('/test-only/explode', async () => {
         throw new Error('connect ECONNREFUSED 10.20.30.40:5432 (user ebrc_admin, at /srv/ebrc/src/store/irms.ts:88)');
       });
-      for (const name of ['a', 'b', 'c'] as const) keys[name] = (await createPlatform(service.database.db, `Platform ${name}`)).apiKey;
+      for (const name of ['a', 'b', 'c'] as const) keys[name] = (await createPlatform(service.database.db, `Platform ${name}`, SYSTEM_SOURCE)).apiKey;
     });
     after(async () => {
       await service?.close();

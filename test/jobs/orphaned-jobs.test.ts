@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { describe, test } from 'node:test';
 import { PgBoss } from 'pg-boss';
 import { loadConfig } from '../../src/config.ts';
@@ -33,7 +34,7 @@ async function orphanedJob(backend: Backend): Promise<number> {
   let service: Service | undefined;
   try {
     service = await createService({ config: loadConfig({ ...env, RUN_POLLER: 'false' }), logger: false });
-    const { apiKey } = await createPlatform(service.database.db, 'Orphans');
+    const { apiKey } = await createPlatform(service.database.db, 'Orphans', SYSTEM_SOURCE);
     const running = service;
     const client = { request: (method: string, url: string, options = {}) => injectRequest(running, method, url, { key: apiKey, ...options }) };
     const customerId = await verifiedCustomer(client, `orphan-${backend}@example.com`);

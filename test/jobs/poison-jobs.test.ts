@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -78,7 +79,7 @@ for (const backend of backends()) {
       let service: Service | undefined;
       try {
         service = await createService({ config: env(false), logger: false });
-        const { apiKey } = await createPlatform(service.database.db, 'Poison platform');
+        const { apiKey } = await createPlatform(service.database.db, 'Poison platform', SYSTEM_SOURCE);
         const ask = (s: Service, method: string, url: string, body?: unknown) => injectRequest(s, method, url, { key: apiKey, ...(body === undefined ? {} : { body }) });
         const customer = await ask(service, 'POST', '/api/v1/platform-customers/', { name: 'P', email: 'poison@example.com', companyName: 'Poison Exports' });
         assert.equal(customer.status, 201, customer.text);

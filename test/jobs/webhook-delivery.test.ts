@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { randomUUID } from 'node:crypto';
 import dns from 'node:dns';
 import { mock, test, type TestContext } from 'node:test';
@@ -32,7 +33,7 @@ type Requester = { request(method: string, url: string, options?: InjectOptions)
 let made = 0;
 
 async function freshPlatform(h: Harness): Promise<Platform> {
-  const created = await createPlatform(h.database.db, `Webhooks ${++made} ${randomUUID().slice(0, 8)}`);
+  const created = await createPlatform(h.database.db, `Webhooks ${++made} ${randomUUID().slice(0, 8)}`, SYSTEM_SOURCE);
   return { id: created.platform.id, apiKey: created.apiKey };
 }
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -64,7 +65,7 @@ test('the embedded database on a full disk: 503 for writes, nothing half-stored,
     undo.push(() => service.close());
     // First, should a check fail while the disk is full: the embedded database's close writes a checkpoint.
     undo.push(() => fs.rmSync(filler, { force: true }));
-    const { apiKey } = await createPlatform(service.database.db, 'Full disk');
+    const { apiKey } = await createPlatform(service.database.db, 'Full disk', SYSTEM_SOURCE);
     const request = (method: string, url: string, options: InjectOptions = {}) => injectRequest(service, method, url, { ...options, key: apiKey });
     const client = { request };
     const customerId = await verifiedCustomer(client, 'full-disk@example.com');

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { after, before, describe, test } from 'node:test';
 import { createConsoleUser, setConsoleUserDisabled } from '../../src/services/console-users.ts';
 import { ConsoleSessions, FREE_FAILURES, FREE_FAILURES_PER_CLIENT, retryDelaySeconds } from '../../src/services/console-sessions.ts';
@@ -34,7 +35,7 @@ for (const backend of backends()) {
     const newUser = async () => {
       serial += 1;
       const email = `user${serial}@platform.example`;
-      const user = await createConsoleUser(database.db, platformId, { email, password: PASSWORD });
+      const user = await createConsoleUser(database.db, platformId, { email, password: PASSWORD }, SYSTEM_SOURCE);
       return { ...user, email };
     };
 
@@ -43,7 +44,7 @@ for (const backend of backends()) {
       drop = scratch.drop;
       database = await openDatabase({ dataDir: scratch.dataDir, databaseUrl: scratch.databaseUrl });
       await migrate(database);
-      platformId = (await createPlatform(database.db, 'Console platform')).platform.id;
+      platformId = (await createPlatform(database.db, 'Console platform', SYSTEM_SOURCE)).platform.id;
       sessions = new ConsoleSessions({ db: database.db, sessionHours: 12, now });
     });
     after(async () => {
@@ -96,7 +97,7 @@ for (const backend of backends()) {
 
       const second = await sessions.signIn(user.email, PASSWORD, '10.0.0.2');
       assert.ok(second.outcome === 'signed_in');
-      await setConsoleUserDisabled(database.db, user.id, true);
+      await setConsoleUserDisabled(database.db, user.id, true, SYSTEM_SOURCE);
       assert.equal(await sessions.resolve(second.token), null);
       // The right password of a disabled user says so; a wrong one is refused like any other.
       assert.equal((await sessions.signIn(user.email, PASSWORD, '10.0.0.2')).outcome, 'disabled');

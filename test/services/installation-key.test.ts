@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -35,7 +36,7 @@ async function keyCheck(backend: Backend): Promise<void> {
   const sandbox = await startTestSandbox(scratch);
   try {
     const first = await createService({ config: configFor(scratch, original, sandbox.url), logger: false });
-    const { apiKey } = await createPlatform(first.database.db, 'Keys');
+    const { apiKey } = await createPlatform(first.database.db, 'Keys', SYSTEM_SOURCE);
     const customerId = await verifiedCustomer({ request: (m, u, o = {}) => injectRequest(first, m, u, { key: apiKey, ...o }) }, `keys-${backend}@example.com`);
     await first.close();
 

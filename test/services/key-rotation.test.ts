@@ -1,3 +1,4 @@
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -111,7 +112,7 @@ async function rotation(backend: Backend): Promise<void> {
   try {
     // Under key A alone: a verified customer, endpoints (their creation answers kept sealed for Idempotency-Key replays).
     const first = await start(scratch, onlyA, sandbox.url, false);
-    const { apiKey } = await createPlatform(first.database.db, 'Rotation');
+    const { apiKey } = await createPlatform(first.database.db, 'Rotation', SYSTEM_SOURCE);
     const customerId = await verifiedCustomer({ request: (m, u, o = {}) => injectRequest(first, m, u, { key: apiKey, ...o }) }, `rotation-${backend}@example.com`);
     const endpoints: { id: string; secret: string; idempotencyKey: string; path: string }[] = [];
     for (let index = 0; index < ENDPOINTS; index++) {

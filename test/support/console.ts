@@ -1,5 +1,6 @@
 import type { ConsoleRole } from '../../src/domain/console-roles.ts';
 import { createConsoleUser } from '../../src/services/console-users.ts';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import type { Harness } from './harness.ts';
 
 /** The password of every console user the tests make (at least 12 characters, as the admin API requires). */
@@ -12,6 +13,6 @@ export type ConsoleUserLogin = { id: string; email: string; password: string };
  * an owner unless told otherwise.
  */
 export async function addConsoleUser(h: Pick<Harness, 'database'>, platformId: string, email: string, role: ConsoleRole = 'owner'): Promise<ConsoleUserLogin> {
-  const user = await createConsoleUser(h.database.db, platformId, { email, password: PASSWORD, role });
+  const user = await createConsoleUser(h.database.db, platformId, { email, password: PASSWORD, role }, SYSTEM_SOURCE);
   return { id: user.id, email, password: PASSWORD };
 }

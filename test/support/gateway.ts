@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -118,7 +119,7 @@ export async function gatewayApiKey(
   }
   const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
   try {
-    return (await createPlatform(database.db, platformName)).apiKey;
+    return (await createPlatform(database.db, platformName, SYSTEM_SOURCE)).apiKey;
   } finally {
     await database.close();
   }

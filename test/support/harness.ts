@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -225,7 +226,7 @@ export async function startHarness(backend: Backend, options: HarnessOptions = {
   }
   const started: SandboxProgram = sandbox;
   const seed = async (name: string): Promise<TestPlatform> => {
-    const created = await createPlatform(service.database.db, name);
+    const created = await createPlatform(service.database.db, name, SYSTEM_SOURCE);
     return { id: created.platform.id, apiKey: created.apiKey, keyId: created.key.id };
   };
   const platformA = await seed('Platform A');

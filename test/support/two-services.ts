@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { pino } from 'pino';
 import type { Authority } from '../../src/authority/authority.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -75,7 +76,7 @@ export async function startTwoServices(
     throw error;
   }
   const services = { A: started[0]!, B: started[1]! };
-  const apiKey = (await createPlatform(services.A.database.db, 'Shared platform')).apiKey;
+  const apiKey = (await createPlatform(services.A.database.db, 'Shared platform', SYSTEM_SOURCE)).apiKey;
   return {
     services,
     sandbox,

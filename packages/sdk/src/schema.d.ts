@@ -628,6 +628,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the platform's audit trail
+         * @description Every change made to the platform (through the API, the console, the admin API or the CLI), every console sign-in and sign-out, and the background changes that matter (a request settled, credentials the authority refused). Newest first. `actorType`, `action`, `targetType`, `targetId` narrow the list; `fromDate` and `toDate` filter `at` (UTC days, inclusive). With `format=csv` or `Accept: text/csv`: every matching entry (not a page) as a CSV attachment with a header row, streamed; a cell that would start with = + - @, a tab or a carriage return gets a leading single quote. Entries are append-only and hash-chained per platform (`npm run cli -- audit-verify`); none holds a secret.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/platforms": {
         parameters: {
             query?: never;
@@ -813,6 +833,26 @@ export interface paths {
          * @description Counts the sealed values (authority credentials, webhook signing secrets, kept answers that show one) per key id, in all and per column, while the re-sealing job moves them onto the current key. `npm run cli -- encryption-status` calls this while the service runs on the embedded database.
          */
         get: operations["getEncryptionStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the audit trail of every platform
+         * @description Every platform's entries and the operator-wide ones (refused sign-ins); `platformId` narrows it to one platform. Newest first. `actorType`, `action`, `targetType`, `targetId` narrow the list; `fromDate` and `toDate` filter `at` (UTC days, inclusive). With `format=csv` or `Accept: text/csv`: every matching entry (not a page) as a CSV attachment with a header row, streamed; a cell that would start with = + - @, a tab or a carriage return gets a leading single quote. Entries are append-only and hash-chained per platform (`npm run cli -- audit-verify`); none holds a secret.
+         */
+        get: operations["listAuditLogAdmin"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8111,6 +8151,194 @@ export interface operations {
             };
         };
     };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 to 1000000 */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description Only entries by this kind of actor */
+                actorType?: "api_key" | "console_user" | "admin" | "cli" | "system";
+                /** @description Only this action */
+                action?: "platform_customer.create" | "platform_customer.verify" | "authority_credentials.store" | "authority_credentials.invalidate" | "irm.refresh" | "genebrc_request.push" | "genebrc_request.settle" | "bulk_upload.create" | "webhook_endpoint.create" | "webhook_endpoint.update" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "webhook_endpoint.test" | "event.redeliver" | "reconciliation.request" | "platform.create" | "platform.update" | "api_key.issue" | "api_key.revoke" | "console_user.create" | "console_user.update" | "console_user.disable" | "console_user.enable" | "console_user.invite" | "console_user.sign_in" | "console_user.sign_out" | "console_user.password_reset" | "console_user.two_factor_enrol" | "console_user.two_factor_reset" | "encryption_key.rotate";
+                /** @description Only entries about this kind of resource (platform_customer, webhook_endpoint, …) */
+                targetType?: string;
+                /** @description Only entries about this resource */
+                targetId?: string;
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                fromDate?: string;
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                toDate?: string;
+                /** @description csv: every matching entry (not a page) as a CSV attachment, as `Accept: text/csv` asks */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the platform's entries, newest first, and how many match */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description When the change was made (UTC)
+                             */
+                            at: string;
+                            /** @description Null for an operator-wide entry (a refused sign-in) */
+                            platformId: string | null;
+                            actor: {
+                                /** @enum {string} */
+                                type: "api_key" | "console_user" | "admin" | "cli" | "system";
+                                /** @description The API key's id, the console user's id, the CLI's OS user; null for the admin token and the service */
+                                id: string | null;
+                                /** @description The API key's prefix (never the key), the console user's e-mail */
+                                label: string | null;
+                            };
+                            /**
+                             * @description `<resource>.<verb>`
+                             * @example platform_customer.create
+                             */
+                            action: string;
+                            target: {
+                                type: string | null;
+                                id: string | null;
+                            };
+                            /** @enum {string} */
+                            outcome: "succeeded" | "failed";
+                            ip: string | null;
+                            userAgent: string | null;
+                            /** @description The x-request-id of the request that made the change; null for background changes */
+                            requestId: string | null;
+                        }[];
+                        meta: {
+                            totalItems: number;
+                            itemsPerPage: number;
+                            totalPages: number;
+                            currentPage: number;
+                        };
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `api_key_missing`, `api_key_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/api_key_missing",
+                     *       "title": "API key missing",
+                     *       "status": 401,
+                     *       "detail": "Send your API key in the x-api-key header.",
+                     *       "code": "api_key_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/rate_limited",
+                     *       "title": "Too many requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for this API key; retry after the time in Retry-After.",
+                     *       "code": "rate_limited",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `database_unavailable`, `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/database_unavailable",
+                     *       "title": "Database unavailable",
+                     *       "status": 503,
+                     *       "detail": "Database unavailable.",
+                     *       "code": "database_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listPlatforms: {
         parameters: {
             query?: {
@@ -10142,6 +10370,196 @@ export interface operations {
                                 [key: string]: number;
                             };
                         }[];
+                    };
+                };
+            };
+            /** @description Problem: `validation_failed`, `webhook_url_not_allowed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/validation_failed",
+                     *       "title": "The request is not valid",
+                     *       "status": 400,
+                     *       "detail": "The request has an invalid field: /email must match format \"email\".",
+                     *       "code": "validation_failed",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/email",
+                     *           "code": "format",
+                     *           "message": "must match format \"email\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `admin_token_missing`, `admin_token_invalid` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/admin_token_missing",
+                     *       "title": "Admin token missing",
+                     *       "status": 401,
+                     *       "detail": "Send the admin token as Authorization: Bearer <token>.",
+                     *       "code": "admin_token_missing",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Platform 65ab7b55-c2ea-44b4-a1d5-8fd7c5ab5855 was not found.",
+                     *       "code": "not_found",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "Something went wrong on our side; the request id identifies it for support.",
+                     *       "code": "internal_error",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem: `database_unavailable`, `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://ebrc-gateway.dev/problems/database_unavailable",
+                     *       "title": "Database unavailable",
+                     *       "status": 503,
+                     *       "detail": "Database unavailable.",
+                     *       "code": "database_unavailable",
+                     *       "requestId": "b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuditLogAdmin: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 to 1000000 */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description Only entries by this kind of actor */
+                actorType?: "api_key" | "console_user" | "admin" | "cli" | "system";
+                /** @description Only this action */
+                action?: "platform_customer.create" | "platform_customer.verify" | "authority_credentials.store" | "authority_credentials.invalidate" | "irm.refresh" | "genebrc_request.push" | "genebrc_request.settle" | "bulk_upload.create" | "webhook_endpoint.create" | "webhook_endpoint.update" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "webhook_endpoint.test" | "event.redeliver" | "reconciliation.request" | "platform.create" | "platform.update" | "api_key.issue" | "api_key.revoke" | "console_user.create" | "console_user.update" | "console_user.disable" | "console_user.enable" | "console_user.invite" | "console_user.sign_in" | "console_user.sign_out" | "console_user.password_reset" | "console_user.two_factor_enrol" | "console_user.two_factor_reset" | "encryption_key.rotate";
+                /** @description Only entries about this kind of resource (platform_customer, webhook_endpoint, …) */
+                targetType?: string;
+                /** @description Only entries about this resource */
+                targetId?: string;
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                fromDate?: string;
+                /**
+                 * @description YYYY-MM-DD, UTC, inclusive
+                 * @example 2025-09-15
+                 */
+                toDate?: string;
+                /** @description csv: every matching entry (not a page) as a CSV attachment, as `Accept: text/csv` asks */
+                format?: "json" | "csv";
+                /** @description Only this platform's entries */
+                platformId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first, and how many match */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description When the change was made (UTC)
+                             */
+                            at: string;
+                            /** @description Null for an operator-wide entry (a refused sign-in) */
+                            platformId: string | null;
+                            actor: {
+                                /** @enum {string} */
+                                type: "api_key" | "console_user" | "admin" | "cli" | "system";
+                                /** @description The API key's id, the console user's id, the CLI's OS user; null for the admin token and the service */
+                                id: string | null;
+                                /** @description The API key's prefix (never the key), the console user's e-mail */
+                                label: string | null;
+                            };
+                            /**
+                             * @description `<resource>.<verb>`
+                             * @example platform_customer.create
+                             */
+                            action: string;
+                            target: {
+                                type: string | null;
+                                id: string | null;
+                            };
+                            /** @enum {string} */
+                            outcome: "succeeded" | "failed";
+                            ip: string | null;
+                            userAgent: string | null;
+                            /** @description The x-request-id of the request that made the change; null for background changes */
+                            requestId: string | null;
+                        }[];
+                        meta: {
+                            totalItems: number;
+                            itemsPerPage: number;
+                            totalPages: number;
+                            currentPage: number;
+                        };
                     };
                 };
             };

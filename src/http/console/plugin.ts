@@ -220,6 +220,6 @@ export async function registerConsole(app: Api, deps: Deps): Promise<void> {
     const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
     return reply.redirect(`${NAVIGATION[0]?.href ?? `${CONSOLE_PREFIX}/sign-in`}${query}`, 303);
   });
-  signInRoutes(app, sessions, twoFactor, deps.config.consoleSessionHours);
+  signInRoutes(app, sessions, twoFactor, deps.config.consoleSessionHours, deps.database.db);
   for (const page of CONSOLE_PAGES) page.routes(app, { ...deps, consoleSessions: sessions, twoFactor });
 }

@@ -50,6 +50,8 @@ export const CONSOLE_ROUTE_ROLES = {
   'GET /console/api-keys/:id/issued': 'owner',
   'GET /console/api-keys/:id/revoke': 'owner',
   'POST /console/api-keys/:id/revoke': 'owner',
+  'GET /console/audit-log': 'viewer',
+  'GET /console/audit-log/export.csv': 'viewer',
   'GET /console/users': 'owner',
   'POST /console/users': 'owner',
   'POST /console/users/:id/role': 'owner',

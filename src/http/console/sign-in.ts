@@ -1,6 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { recordAuditAlone } from '../../services/audit.ts';
 import type { ConsoleSessions } from '../../services/console-sessions.ts';
 import type { TwoFactor } from '../../services/two-factor.ts';
+import type { Schema } from '../../store/schema.ts';
+import { auditSourceOf } from '../audit-source.ts';
 import type { Api } from '../deps.ts';
 import { formFields, text } from './forms.ts';
 import { CONSOLE_PREFIX, isHttps, queryOf, redirectTo, render, signedIn, SIGN_IN_FAILURES_PARAM } from './render.ts';
@@ -59,7 +63,7 @@ function codePage(
  * Sign-in and sign-out: public routes (no session needed), each POST with its CSRF token like any other. A user with
  * a second factor is sent from the password to the code: its session opens nothing else until the code is right.
  */
-export function signInRoutes(app: Api, sessions: ConsoleSessions, twoFactor: TwoFactor, sessionHours: number): void {
+export function signInRoutes(app: Api, sessions: ConsoleSessions, twoFactor: TwoFactor, sessionHours: number, db: Kysely<Schema>): void {
   app.get('/sign-in', { config: { consolePublic: true } }, async (request, reply) => {
     const query = queryOf(request);
     const next = text(query, 'next');
@@ -67,11 +71,29 @@ export function signInRoutes(app: Api, sessions: ConsoleSessions, twoFactor: Two
     return signInPage(request, reply, { email: '', next }, null, NOTICES[text(query, 'notice')] ?? null);
   });
 
-  app.post('/sign-in', { config: { consolePublic: true } }, async (request, reply) => {
+  app.post('/sign-in', { config: { consolePublic: true, audit: 'console_user.sign_in' } }, async (request, reply) => {
     const fields = formFields(request.body);
     const email = text(fields, 'email');
     const next = text(fields, 'next');
     const result = await sessions.signIn(email, text(fields, 'password', { raw: true }), request.ip);
+    // Every attempt is in the audit trail: a success in its platform's chain (for a user with a second factor, when its
+    // code passes), a refusal (the user is not known to whoever tries) in the operator-wide one, by the e-mail address
+    // typed. Never the password.
+    const from = auditSourceOf(request);
+    if (result.outcome !== 'signed_in') {
+      await recordAuditAlone(db, { ...from, actor: { type: 'console_user', id: null, label: email.slice(0, 254) } }, {
+        platformId: null,
+        action: 'console_user.sign_in',
+        target: null,
+        outcome: 'failed',
+      });
+    } else if (result.session.secondFactorPassed) {
+      await recordAuditAlone(db, { ...from, actor: { type: 'console_user', id: result.session.userId, label: result.session.email } }, {
+        platformId: result.session.platformId,
+        action: 'console_user.sign_in',
+        target: { type: 'console_user', id: result.session.userId },
+      });
+    }
     switch (result.outcome) {
       case 'signed_in':
         reply.setCookie(SESSION_COOKIE, result.token, {
@@ -118,12 +140,18 @@ export function signInRoutes(app: Api, sessions: ConsoleSessions, twoFactor: Two
     return codePage(request, reply, next, null);
   });
 
-  app.post('/sign-in/code', { config: { consoleSecondFactor: true } }, async (request, reply) => {
+  app.post('/sign-in/code', { config: { consoleSecondFactor: true, audit: 'console_user.sign_in' } }, async (request, reply) => {
     const session = signedIn(request);
     const fields = formFields(request.body);
     const next = text(fields, 'next');
     if (session.secondFactorPassed) return reply.redirect(afterSignIn(next), 303);
     const result = await twoFactor.check(session.userId, text(fields, 'code').slice(0, 64));
+    await recordAuditAlone(db, auditSourceOf(request), {
+      platformId: session.platformId,
+      action: 'console_user.sign_in',
+      target: { type: 'console_user', id: session.userId },
+      ...(result.outcome === 'passed' ? {} : { outcome: 'failed' as const }),
+    });
     switch (result.outcome) {
       case 'passed': {
         await sessions.passSecondFactor(request.cookies[SESSION_COOKIE]);
@@ -150,8 +178,12 @@ export function signInRoutes(app: Api, sessions: ConsoleSessions, twoFactor: Two
   });
 
   // Public too, so that a session that has just expired can still sign out cleanly.
-  app.post('/sign-out', { config: { consolePublic: true } }, async (request, reply) => {
+  app.post('/sign-out', { config: { consolePublic: true, audit: 'console_user.sign_out' } }, async (request, reply) => {
     await sessions.signOut(request.cookies[SESSION_COOKIE]);
+    const session = request.consoleSession;
+    if (session !== null) {
+      await recordAuditAlone(db, auditSourceOf(request), { platformId: session.platformId, action: 'console_user.sign_out', target: { type: 'console_user', id: session.userId } });
+    }
     reply.clearCookie(SESSION_COOKIE, { path: CONSOLE_PREFIX });
     return redirectTo(reply, `${CONSOLE_PREFIX}/sign-in`, 'signed-out');
   });

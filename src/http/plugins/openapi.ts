@@ -370,6 +370,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'Reports', description: "What an exporter's accountant files: the eBRC register and the IRM utilisation report (CSV, XLSX, json)" },
         { name: 'Webhooks', description: 'Endpoints your events are delivered to (Standard Webhooks), their secrets and delivery logs' },
         { name: 'Events', description: 'Every change you would otherwise poll for, kept at least 30 days' },
+        { name: 'Audit log', description: 'Who changed what and when: append-only, hash-chained entries of every change and sign-in' },
         { name: 'Operations', description: 'Health, readiness and metrics' },
         { name: 'Admin', description: "The operator's admin API (/admin/v1, bearer admin token): platforms, their API keys and console users" },
       ],

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { recordAudit, SYSTEM_SOURCE } from '../audit.ts';
 import type { LineResult } from '../../authority/authority.ts';
 import type { ErrorDetail } from '../../domain/push-rules.ts';
 import { assertTransition, finalStatusFor, type RequestStatus, type StoredRequestStatus } from '../../domain/request-state.ts';
@@ -133,7 +134,11 @@ export class RequestLifecycle {
       const moved = await this.#read(tx, id);
       check?.(moved);
       const ebrcs = to === 'PROCESSED' || to === 'PARTIALLY_PROCESSED' ? await ebrcsOfRequest(tx, id) : [];
-      return { view: await this.#record(tx, moved, ebrcs) };
+      const view = await this.#record(tx, moved, ebrcs);
+      if (to !== 'PENDING') {
+        await recordAudit(tx, SYSTEM_SOURCE, { platformId: moved.platform_id, action: 'genebrc_request.settle', target: { type: 'genebrc_request', id: moved.id } });
+      }
+      return { view };
     });
   }
 

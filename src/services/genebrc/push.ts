@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { recordAudit, type AuditSource } from '../audit.ts';
 import type { Static } from 'typebox';
 import { AuthorityError } from '../../authority/authority.ts';
 import { formatCents, parseDecimalString, sumCents, type Cents } from '../../domain/money.ts';
@@ -106,7 +107,12 @@ export class PushService {
   }
 
   /** `link` is called in the transaction that stores the request (its Idempotency-Key's link, see CommitLink). */
-  async push(platformId: string, body: PushBody, link?: CommitLink): Promise<PushAck> {
+  async push(platformId: string, body: PushBody, source: AuditSource, idempotencyLink?: CommitLink): Promise<PushAck> {
+    // The request is stored (opened, or refused) in one transaction, with its Idempotency-Key's link and its entry.
+    const link: CommitLink = async (tx, requestId) => {
+      await idempotencyLink?.(tx, requestId);
+      await recordAudit(tx, source, { platformId, action: 'genebrc_request.push', target: { type: 'genebrc_request', id: requestId } });
+    };
     const { customer, uploadType, lines, irms, ruleErrors } = await this.#checked(platformId, body);
     const request: RequestToStore = {
       id: randomUUID(),

@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { notFound } from '../../../errors.ts';
+import { recordAuditAlone } from '../../../services/audit.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import type { Api } from '../../deps.ts';
 import { formFields, text } from '../forms.ts';
 import type { ConsoleDeps, ConsolePage } from '../page.ts';
@@ -41,18 +43,20 @@ export const accountSettingsPage: ConsolePage = {
   routes(app: Api, deps: ConsoleDeps): void {
     app.get('/account', async (request, reply) => accountPage(request, reply, deps));
 
-    app.post('/account/sessions/:id/end', async (request, reply) => {
+    app.post('/account/sessions/:id/end', { config: { audit: 'console_user.sign_out' } }, async (request, reply) => {
       const session = signedIn(request);
       const { id } = request.params as { id: string };
       if (!(await deps.consoleSessions.endOwn(session.userId, id))) throw notFound('Session');
+      await recordAuditAlone(deps.database.db, auditSourceOf(request), { platformId: session.platformId, action: 'console_user.sign_out', target: { type: 'console_user', id: session.userId } });
       // Ending this very session is signing out.
       if (id === session.sessionId) return redirectTo(reply, `${CONSOLE_PREFIX}/sign-in`, 'signed-out');
       return redirectTo(reply, ACCOUNT, 'session-ended');
     });
 
-    app.post('/account/sessions/end-others', async (request, reply) => {
+    app.post('/account/sessions/end-others', { config: { audit: 'console_user.sign_out' } }, async (request, reply) => {
       const session = signedIn(request);
       await deps.consoleSessions.endOthers(session.userId, session.sessionId);
+      await recordAuditAlone(deps.database.db, auditSourceOf(request), { platformId: session.platformId, action: 'console_user.sign_out', target: { type: 'console_user', id: session.userId } });
       return redirectTo(reply, ACCOUNT, 'others-ended');
     });
 
@@ -61,7 +65,7 @@ export const accountSettingsPage: ConsolePage = {
     );
 
     // A right code from the new secret completes the enrolment: the recovery codes are shown in this answer, once.
-    app.post('/account/two-factor', { config: { consoleEnrolment: true } }, async (request, reply) => {
+    app.post('/account/two-factor', { config: { consoleEnrolment: true, audit: 'console_user.two_factor_enrol' } }, async (request, reply) => {
       const session = signedIn(request);
       const fields = formFields(request.body);
       const next = text(fields, 'next');
@@ -69,6 +73,11 @@ export const accountSettingsPage: ConsolePage = {
       switch (result.outcome) {
         case 'enrolled':
           request.log.info({ consoleUser: session.userId }, 'console user enrolled a second factor');
+          await recordAuditAlone(deps.database.db, auditSourceOf(request), {
+            platformId: session.platformId,
+            action: 'console_user.two_factor_enrol',
+            target: { type: 'console_user', id: session.userId },
+          });
           return render(request, reply, 'account/recovery-codes', { title: 'Your recovery codes', recoveryCodes: result.recoveryCodes, next: afterSignIn(next) });
         case 'already':
           return reply.redirect(ACCOUNT, 303);

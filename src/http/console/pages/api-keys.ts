@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { auditSourceOf } from '../../audit-source.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { notFound } from '../../../errors.ts';
 import { issuePlatformKey, listPlatformKeys, requireApiKey, revokePlatformKey, type ApiKeyAuthenticator, type ApiKeyView } from '../../../services/platforms.ts';
@@ -102,8 +103,8 @@ export const apiKeysPage: ConsolePage = {
     app.get('/api-keys', async (request, reply) => listPage(request, reply, deps));
 
     // Issues a key (the admin API's service) and sends the browser to the page that shows it, once.
-    app.post('/api-keys', async (request, reply) => {
-      const issued = await issuePlatformKey(deps.database.db, platformOf(request));
+    app.post('/api-keys', { config: { audit: 'api_key.issue' } }, async (request, reply) => {
+      const issued = await issuePlatformKey(deps.database.db, platformOf(request), auditSourceOf(request));
       reply.setCookie(NEW_KEY_COOKIE, sealNewKey(cookieKey, boundTo(request, issued.id), issued.apiKey), {
         path: NEW_KEY_COOKIE_PATH,
         httpOnly: true,
@@ -127,11 +128,11 @@ export const apiKeysPage: ConsolePage = {
     app.get('/api-keys/:id/revoke', async (request, reply) => revokePage(request, reply, deps));
 
     // Revokes one of the platform's keys (the admin API's service), forgotten at once by this process's authenticator.
-    app.post('/api-keys/:id/revoke', async (request, reply) => {
+    app.post('/api-keys/:id/revoke', { config: { audit: 'api_key.revoke' } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const key = await keyOfPlatform(deps, platformOf(request), id);
       try {
-        await revokePlatformKey(deps.database.db, key.id, authenticator);
+        await revokePlatformKey(deps.database.db, key.id, auditSourceOf(request), authenticator);
       } catch (error) {
         const problem = failureOf(request, error);
         if (problem.code === 'not_found') throw error;

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { auditSourceOf } from '../../audit-source.ts';
 import { AppError } from '../../../errors.ts';
 import { storeApiCredentials } from '../../../services/authority-api-credentials.ts';
 import { checkAuthorityCredentials } from '../../../services/authority-credentials.ts';
@@ -100,7 +101,7 @@ export const customersPage: ConsolePage = {
   routes(app: Api, deps: Deps): void {
     app.get('/customers', async (request, reply) => listPage(request, reply, deps));
 
-    app.post('/customers', async (request, reply) => {
+    app.post('/customers', { config: { audit: 'platform_customer.create' } }, async (request, reply) => {
       const fields = formFields(request.body);
       const values = { name: text(fields, 'name'), email: text(fields, 'email'), companyName: text(fields, 'companyName'), address: text(fields, 'address') };
       try {
@@ -110,7 +111,7 @@ export const customersPage: ConsolePage = {
           companyName: values.companyName,
           ...(values.address === '' ? {} : { address: values.address }),
         });
-        const customer = await createCustomer(deps.database.db, platformOf(request), input);
+        const customer = await createCustomer(deps.database.db, platformOf(request), input, auditSourceOf(request));
         return redirectTo(reply, `${CUSTOMERS}/${customer.id}`, 'created');
       } catch (error) {
         const problem = failureOf(request, error, CUSTOMER_LABELS);
@@ -120,7 +121,7 @@ export const customersPage: ConsolePage = {
 
     app.get('/customers/:id', async (request, reply) => detailPage(request, reply, deps));
 
-    app.post('/customers/:id/check-credentials', async (request, reply) => {
+    app.post('/customers/:id/check-credentials', { config: { audit: 'platform_customer.verify' } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const fields = formFields(request.body);
       const values = { authorityUsername: text(fields, 'authorityUsername') };
@@ -129,7 +130,7 @@ export const customersPage: ConsolePage = {
           authorityUsername: values.authorityUsername,
           authorityPassword: text(fields, 'authorityPassword', { raw: true }),
         });
-        const customer = await checkAuthorityCredentials(deps.context, platformOf(request), id, body);
+        const customer = await checkAuthorityCredentials(deps.context, platformOf(request), id, body, auditSourceOf(request));
         return redirectTo(reply, `${CUSTOMERS}/${customer.id}`, 'verified');
       } catch (error) {
         const problem = failureOf(request, error, CHECK_LABELS);
@@ -139,10 +140,10 @@ export const customersPage: ConsolePage = {
       }
     });
 
-    app.post('/customers/:id/reconcile', async (request, reply) => {
+    app.post('/customers/:id/reconcile', { config: { audit: 'reconciliation.request' } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       try {
-        await deps.reconciliations.request(platformOf(request), id);
+        await deps.reconciliations.request(platformOf(request), id, auditSourceOf(request));
         return redirectTo(reply, `${CUSTOMERS}/${id}`, 'reconcile-started');
       } catch (error) {
         const problem = failureOf(request, error, {});
@@ -151,13 +152,13 @@ export const customersPage: ConsolePage = {
       }
     });
 
-    app.post('/customers/:id/api-credentials', async (request, reply) => {
+    app.post('/customers/:id/api-credentials', { config: { audit: 'authority_credentials.store' } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const fields = formFields(request.body);
       const values = { credentialSet: '', envelopeProfile: text(fields, 'envelopeProfile') };
       try {
         const body = credentialSetOf(fields);
-        const customer = await storeApiCredentials(deps.context, platformOf(request), id, body, deps.config.authorityEnvelopeProfile);
+        const customer = await storeApiCredentials(deps.context, platformOf(request), id, body, deps.config.authorityEnvelopeProfile, auditSourceOf(request));
         return redirectTo(reply, `${CUSTOMERS}/${customer.id}`, 'api-credentials-stored');
       } catch (error) {
         const problem = failureOf(request, error);

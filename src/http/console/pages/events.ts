@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { auditSourceOf } from '../../audit-source.ts';
 import { EVENT_TYPES } from '../../../domain/events.ts';
 import { listCustomers } from '../../../services/customers.ts';
 import { getEvent, listEvents, type EventListQuery as EventListQueryType } from '../../../services/events.ts';
@@ -131,7 +132,7 @@ export const eventsPage: ConsolePage = {
     app.get('/events/:id', async (request, reply) => detailPage(request, reply, deps));
 
     // The same service as POST /api/v1/webhook-endpoints/{id}/redeliver: a new attempt of this event to the endpoint.
-    app.post('/events/:id/redeliver', async (request, reply) => {
+    app.post('/events/:id/redeliver', { config: { audit: 'event.redeliver' } }, async (request, reply) => {
       const platformId = platformOf(request);
       const { id } = request.params as { id: string };
       const endpointId = text(formFields(request.body), 'endpointId');
@@ -148,7 +149,7 @@ export const eventsPage: ConsolePage = {
           });
         }
         const { eventId } = validated<{ eventId: string }>(RedeliverBody, { eventId: event.id });
-        await redeliverEvent(deps.database.db, deps.deliveries, platformId, endpointId, eventId);
+        await redeliverEvent(deps.database.db, deps.deliveries, platformId, endpointId, eventId, auditSourceOf(request));
         return reply.redirect(helpers.href(`${EVENTS}/${encodeURIComponent(event.id)}`, { notice: 'redelivered', endpoint: endpointId }), 303);
       } catch (error) {
         const problem = failureOf(request, error, { eventId: 'Event' });

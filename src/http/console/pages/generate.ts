@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { auditSourceOf } from '../../audit-source.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { isMappableIrm } from '../../../domain/irm-status.ts';
@@ -116,7 +117,7 @@ async function customerOf(deps: Deps, platformId: string, customerId: string): P
 async function storedIrms(deps: Deps, platformId: string, customerId: string, numbers: readonly string[]): Promise<Map<string, IrmRecord>> {
   const found = new Map<string, IrmRecord>();
   for (const irmNumber of new Set(numbers)) {
-    const page = await refreshIrms(deps.context, deps.irmPuller, platformId, customerId, { page: 1, limit: 1, irmNumber });
+    const page = await refreshIrms(deps.context, deps.irmPuller, platformId, customerId, { page: 1, limit: 1, irmNumber }, null);
     const irm = page.data[0];
     if (irm !== undefined) found.set(irm.irmNumber, irm);
   }
@@ -262,7 +263,7 @@ async function customerStep(request: FastifyRequest, reply: FastifyReply, deps: 
 async function irmsStep(request: FastifyRequest, reply: FastifyReply, deps: Deps, state: WizardState, pageNumber: number, problem: Problem | null = null, find = '') {
   const platformId = platformOf(request);
   const customer = await customerOf(deps, platformId, state.customerId);
-  const listed = await refreshIrms(deps.context, deps.irmPuller, platformId, customer.id, { page: pageNumber, limit: IRM_PAGE_SIZE, ...(find === '' ? {} : { irmNumber: find }) });
+  const listed = await refreshIrms(deps.context, deps.irmPuller, platformId, customer.id, { page: pageNumber, limit: IRM_PAGE_SIZE, ...(find === '' ? {} : { irmNumber: find }) }, null);
   const irms = listed.data.filter(mappable);
   return page(request, reply, 'irms', {
     title: 'Generate eBRCs: IRMs',
@@ -472,7 +473,7 @@ export const generatePage: ConsolePage = {
     });
 
     // (e) The push, checked once more; (f) the request's page with its lines.
-    app.post('/generate/push', async (request, reply) => {
+    app.post('/generate/push', { config: { audit: 'genebrc_request.push' } }, async (request, reply) => {
       const fields = formFields(request.body);
       const state = stateOf(fields);
       const platformId = platformOf(request);
@@ -510,7 +511,7 @@ export const generatePage: ConsolePage = {
         });
       }
       try {
-        const ack = await deps.push.push(platformId, body, async (tx, resourceId) => {
+        const ack = await deps.push.push(platformId, body, auditSourceOf(request), async (tx, resourceId) => {
           await linkResource(tx, claim, resourceId);
         });
         await completeKey(db, claim, { statusCode: 303, responseBody: ack.requestId });

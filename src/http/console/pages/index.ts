@@ -12,6 +12,7 @@ import { apiKeysPage } from './api-keys.ts';
 import { reportsPage } from './reports.ts';
 import { usersPage } from './users.ts';
 import { accountSettingsPage } from './account.ts';
+import { auditLogPage } from './audit-log.ts';
 
 /**
  * The console's pages, in the navigation's order. A new page is a file in this folder (its routes and its nav entry),
@@ -31,4 +32,5 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
   apiKeysPage,
   usersPage,
   accountSettingsPage,
+  auditLogPage,
 ];

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { auditSourceOf } from '../../audit-source.ts';
 import { requireCustomer } from '../../../services/customers.ts';
 import { toCustomer } from '../../../services/customer-view.ts';
 import { refreshIrms, type IrmPageQuery, type IrmRecord } from '../../../services/irms.ts';
@@ -72,7 +73,7 @@ async function showIrms(request: FastifyRequest, reply: FastifyReply, deps: Deps
   let problem: Problem | null = null;
   try {
     const checked = checkedQuery(customer.id, filters, optional(query, 'page') ?? '1');
-    const answer = await refreshIrms(deps.context, deps.irmPuller, platformId, customer.id, checked);
+    const answer = await refreshIrms(deps.context, deps.irmPuller, platformId, customer.id, checked, null);
     list = { items: answer.data.map(rowOf), total: answer.meta.total, page: answer.meta.page, totalPages: answer.meta.totalPages };
   } catch (error) {
     problem = failureOf(request, error, FILTER_LABELS);
@@ -94,14 +95,14 @@ export const irmsPage: ConsolePage = {
     app.get('/customers/:id/irms', async (request, reply) => showIrms(request, reply, deps));
 
     // Refresh: POST /api/v1/irm/refresh's operation, with the filters shown; then the page again (303).
-    app.post('/customers/:id/irms/refresh', async (request, reply) => {
+    app.post('/customers/:id/irms/refresh', { config: { audit: 'irm.refresh' } }, async (request, reply) => {
       const platformId = platformOf(request);
       const { id } = request.params as { id: string };
       const customer = toCustomer(await requireCustomer(deps.database.db, platformId, id));
       const filters = filtersOf(formFields(request.body));
       const before = (await requireCustomer(deps.database.db, platformId, id)).irms_pulled_at;
       try {
-        await refreshIrms(deps.context, deps.irmPuller, platformId, customer.id, checkedQuery(customer.id, filters, '1'));
+        await refreshIrms(deps.context, deps.irmPuller, platformId, customer.id, checkedQuery(customer.id, filters, '1'), auditSourceOf(request));
       } catch (error) {
         const problem = failureOf(request, error, FILTER_LABELS);
         if (problem.code === 'not_found') throw error;

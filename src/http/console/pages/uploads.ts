@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import { auditSourceOf } from '../../audit-source.ts';
 import multipart from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { BulkUpload, UploadForm } from '../../../services/bulk-uploads.ts';
@@ -213,6 +214,7 @@ export const uploadsPage: ConsolePage = {
       scope.post(
         '/uploads',
         {
+          config: { audit: 'bulk_upload.create' },
           // Read (and its CSRF field with it) before the console's preHandler checks the token, and only for a
           // signed-in user: the session is checked before any body is read (the console's onRequest hook).
           preValidation: async (request) => {
@@ -235,7 +237,7 @@ export const uploadsPage: ConsolePage = {
               decalarationFlag: values.decalarationFlag,
               ...(fields.file === undefined ? {} : { file: text(fields, 'file') }),
             });
-            const { created, upload } = await deps.uploads.accept(platformOf(request), form, uploadedFileOf(request));
+            const { created, upload } = await deps.uploads.accept(platformOf(request), form, uploadedFileOf(request), auditSourceOf(request));
             return redirectTo(reply, `${UPLOADS}/${upload.id}`, created ? 'accepted' : 'same');
           } catch (error) {
             const problem = failureOf(request, error, FORM_LABELS);

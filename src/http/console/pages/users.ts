@@ -1,3 +1,4 @@
+import { auditSourceOf } from '../../audit-source.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, notFound } from '../../../errors.ts';
 import { isRole } from '../../../domain/console-roles.ts';
@@ -61,7 +62,7 @@ export const usersPage: ConsolePage = {
   routes(app: Api, deps: ConsoleDeps): void {
     app.get('/users', async (request, reply) => listPage(request, reply, deps));
 
-    app.post('/users', async (request, reply) => {
+    app.post('/users', { config: { audit: 'console_user.create' } }, async (request, reply) => {
       const fields = formFields(request.body);
       const values = { email: text(fields, 'email'), role: text(fields, 'role') };
       try {
@@ -71,7 +72,7 @@ export const usersPage: ConsolePage = {
             errors: [{ path: '/role', code: 'invalid_value', message: 'role must be one of: owner, operator, viewer.' }],
           });
         }
-        await createConsoleUser(deps.database.db, platformOf(request), { email: values.email, password: text(fields, 'password', { raw: true }), role });
+        await createConsoleUser(deps.database.db, platformOf(request), { email: values.email, password: text(fields, 'password', { raw: true }), role }, auditSourceOf(request));
         return redirectTo(reply, USERS, 'created');
       } catch (error) {
         const problem = failureOf(request, error, LABELS);
@@ -79,27 +80,27 @@ export const usersPage: ConsolePage = {
       }
     });
 
-    app.post('/users/:id/role', async (request, reply) => {
+    app.post('/users/:id/role', { config: { audit: 'console_user.update' } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const user = await userOfPlatform(deps, platformOf(request), id);
       const role = text(formFields(request.body), 'role');
       try {
         notSelf(request, user, 'change the role of');
         if (!isRole(role)) throw new AppError('validation_failed', 'Choose a role: owner, operator or viewer.');
-        await updateConsoleUser(deps.database.db, user.id, { role });
+        await updateConsoleUser(deps.database.db, user.id, { role }, auditSourceOf(request));
       } catch (error) {
         return listPage(request, reply, deps, undefined, failureOf(request, error));
       }
       return redirectTo(reply, USERS, 'role');
     });
 
-    app.post('/users/:id/disabled', async (request, reply) => {
+    app.post('/users/:id/disabled', { config: { audit: ['console_user.disable', 'console_user.enable'] } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const user = await userOfPlatform(deps, platformOf(request), id);
       const disabled = text(formFields(request.body), 'disabled') === 'true';
       try {
         if (disabled) notSelf(request, user, 'disable');
-        await updateConsoleUser(deps.database.db, user.id, { disabled });
+        await updateConsoleUser(deps.database.db, user.id, { disabled }, auditSourceOf(request));
       } catch (error) {
         return listPage(request, reply, deps, undefined, failureOf(request, error));
       }

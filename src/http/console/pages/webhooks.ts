@@ -1,4 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditAction } from '../../../domain/audit.ts';
+import type { AuditSource } from '../../../services/audit.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { ALL_EVENTS, EVENT_TYPES } from '../../../domain/events.ts';
 import {
   createWebhookEndpoint,
@@ -66,7 +69,7 @@ export const webhooksPage: ConsolePage = {
 
     app.get('/webhooks', async (request, reply) => listPage(request, reply, deps));
 
-    app.post('/webhooks', async (request, reply) => {
+    app.post('/webhooks', { config: { audit: 'webhook_endpoint.create' } }, async (request, reply) => {
       const fields = formFields(request.body);
       const values = { url: text(fields, 'url'), description: text(fields, 'description'), events: list(fields, 'events') };
       try {
@@ -75,7 +78,7 @@ export const webhooksPage: ConsolePage = {
           ...(values.description === '' ? {} : { description: values.description }),
           enabledEvents: values.events,
         });
-        const created = await createWebhookEndpoint(context, platformOf(request), input);
+        const created = await createWebhookEndpoint(context, platformOf(request), input, auditSourceOf(request));
         return secretPage(request, reply, { endpointId: created.id, url: created.url, secret: created.secret, rotated: false }, 201);
       } catch (error) {
         const problem = failureOf(request, error, ENDPOINT_LABELS);
@@ -87,11 +90,15 @@ export const webhooksPage: ConsolePage = {
     app.get('/webhooks/:id', async (request, reply) => detailPage(request, reply, deps));
 
     /** An action on an endpoint: done, then back to its page with a notice; a failure is shown on its page. */
-    const action = (path: string, run: (platformId: string, id: string, fields: ReturnType<typeof formFields>) => Promise<string>) =>
-      app.post(`/webhooks/:id/${path}`, async (request, reply) => {
+    const action = (
+      path: string,
+      audit: AuditAction,
+      run: (platformId: string, id: string, fields: ReturnType<typeof formFields>, source: AuditSource) => Promise<string>,
+    ) =>
+      app.post(`/webhooks/:id/${path}`, { config: { audit } }, async (request, reply) => {
         const { id } = request.params as { id: string };
         try {
-          const notice = await run(platformOf(request), id, formFields(request.body));
+          const notice = await run(platformOf(request), id, formFields(request.body), auditSourceOf(request));
           return redirectTo(reply, `${WEBHOOKS}/${id}`, notice);
         } catch (error) {
           const problem = failureOf(request, error);
@@ -100,26 +107,26 @@ export const webhooksPage: ConsolePage = {
         }
       });
 
-    action('test', async (platformId, id) => {
-      await sendTestEvent(deps.database.db, deps.outbox, platformId, id);
+    action('test', 'webhook_endpoint.test', async (platformId, id, _fields, source) => {
+      await sendTestEvent(deps.database.db, deps.outbox, platformId, id, source);
       return 'test-sent';
     });
-    action('redeliver', async (platformId, id, fields) => {
+    action('redeliver', 'event.redeliver', async (platformId, id, fields, source) => {
       const { eventId } = validated<{ eventId: string }>(RedeliverBody, { eventId: text(fields, 'eventId') });
-      await redeliverEvent(deps.database.db, deps.deliveries, platformId, id, eventId);
+      await redeliverEvent(deps.database.db, deps.deliveries, platformId, id, eventId, source);
       return 'redelivered';
     });
-    action('status', async (platformId, id, fields) => {
+    action('status', 'webhook_endpoint.update', async (platformId, id, fields, source) => {
       const status = text(fields, 'status') === 'enabled' ? 'enabled' : 'disabled';
-      await updateWebhookEndpoint(context, platformId, id, { status });
+      await updateWebhookEndpoint(context, platformId, id, { status }, source);
       return status;
     });
 
-    app.post('/webhooks/:id/rotate', async (request, reply) => {
+    app.post('/webhooks/:id/rotate', { config: { audit: 'webhook_endpoint.rotate_secret' } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const platformId = platformOf(request);
       const endpoint = await getWebhookEndpoint(deps.database.db, platformId, id);
-      const { secret } = await rotateWebhookSecret(context, platformId, endpoint.id);
+      const { secret } = await rotateWebhookSecret(context, platformId, endpoint.id, auditSourceOf(request));
       return secretPage(request, reply, { endpointId: endpoint.id, url: endpoint.url, secret, rotated: true }, 200);
     });
   },

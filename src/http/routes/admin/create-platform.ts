@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { createPlatformWithKey } from '../../../services/platforms.ts';
 import { ADMIN_EXAMPLES, AdminCreatedPlatformSchema, CreatePlatformBody } from '../../../schemas/admin.ts';
 import { answer, withExamples } from '../../../schemas/common.ts';
@@ -8,6 +9,7 @@ export function createPlatformRoute(app: Api, deps: Deps): void {
   app.post(
     '/platforms',
     {
+      config: { audit: ['platform.create', 'api_key.issue'] },
       schema: {
         tags: ['Admin'],
         operationId: 'createPlatform',
@@ -21,7 +23,7 @@ export function createPlatformRoute(app: Api, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const { platform, apiKey } = await createPlatformWithKey(deps.database.db, request.body.name);
+      const { platform, apiKey } = await createPlatformWithKey(deps.database.db, request.body.name, auditSourceOf(request));
       return reply.code(201).header('cache-control', 'no-store').send({ platform, apiKey });
     },
   );

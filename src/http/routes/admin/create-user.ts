@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { createConsoleUser } from '../../../services/console-users.ts';
 import { ADMIN_EXAMPLES, ConsoleUserSchema, CreateConsoleUserBody, PlatformParams } from '../../../schemas/admin.ts';
 import { answer, withExamples } from '../../../schemas/common.ts';
@@ -8,6 +9,7 @@ export function createUserRoute(app: Api, deps: Deps): void {
   app.post(
     '/platforms/:id/users',
     {
+      config: { audit: 'console_user.create' },
       schema: {
         tags: ['Admin'],
         operationId: 'createConsoleUser',
@@ -26,6 +28,6 @@ export function createUserRoute(app: Api, deps: Deps): void {
         },
       },
     },
-    async (request, reply) => reply.code(201).send(await createConsoleUser(deps.database.db, request.params.id, request.body)),
+    async (request, reply) => reply.code(201).send(await createConsoleUser(deps.database.db, request.params.id, request.body, auditSourceOf(request))),
   );
 }

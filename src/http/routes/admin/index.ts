@@ -1,3 +1,4 @@
+import { listAuditLogAdminRoute } from './list-audit-log.ts';
 import type { Api, Deps } from '../../deps.ts';
 import type { ApiKeyAuthenticator } from '../../../services/platforms.ts';
 import { backupRoute } from './backup.ts';
@@ -32,4 +33,5 @@ export function adminRoutes(app: Api, deps: Deps, authenticator: ApiKeyAuthentic
   updateUserRoute(app, deps);
   backupRoute(app, deps);
   encryptionStatusRoute(app, deps);
+  listAuditLogAdminRoute(app, deps);
 }

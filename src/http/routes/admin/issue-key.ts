@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { issuePlatformKey } from '../../../services/platforms.ts';
 import { ADMIN_EXAMPLES, AdminIssuedKeySchema, PlatformParams } from '../../../schemas/admin.ts';
 import { answer, EmptyBody, withExamples } from '../../../schemas/common.ts';
@@ -8,6 +9,7 @@ export function issueKeyRoute(app: Api, deps: Deps): void {
   app.post(
     '/platforms/:id/api-keys',
     {
+      config: { audit: 'api_key.issue' },
       schema: {
         tags: ['Admin'],
         operationId: 'issueApiKey',
@@ -23,7 +25,7 @@ export function issueKeyRoute(app: Api, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const issued = await issuePlatformKey(deps.database.db, request.params.id);
+      const issued = await issuePlatformKey(deps.database.db, request.params.id, auditSourceOf(request));
       return reply.code(201).header('cache-control', 'no-store').send(issued);
     },
   );

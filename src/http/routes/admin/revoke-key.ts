@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { revokePlatformKey, type ApiKeyAuthenticator } from '../../../services/platforms.ts';
 import { ADMIN_EXAMPLES, AdminApiKeySchema, ApiKeyParams } from '../../../schemas/admin.ts';
 import { answer, EmptyBody, withExamples } from '../../../schemas/common.ts';
@@ -8,6 +9,7 @@ export function revokeKeyRoute(app: Api, deps: Deps, authenticator: ApiKeyAuthen
   app.post(
     '/api-keys/:id/revoke',
     {
+      config: { audit: 'api_key.revoke' },
       schema: {
         tags: ['Admin'],
         operationId: 'revokeApiKey',
@@ -28,6 +30,6 @@ export function revokeKeyRoute(app: Api, deps: Deps, authenticator: ApiKeyAuthen
         request.body ??= {};
       },
     },
-    async (request) => revokePlatformKey(deps.database.db, request.params.id, authenticator),
+    async (request) => revokePlatformKey(deps.database.db, request.params.id, auditSourceOf(request), authenticator),
   );
 }

@@ -1,3 +1,4 @@
+import { auditSourceOf } from '../../audit-source.ts';
 import type { Api, Deps } from '../../deps.ts';
 import { setPlatformRequiresTwoFactor } from '../../../services/platforms.ts';
 import { UpdatePlatformBody } from '../../../schemas/console-users.ts';
@@ -9,6 +10,7 @@ export function updatePlatformRoute(app: Api, deps: Deps): void {
   app.patch(
     '/platforms/:id',
     {
+      config: { audit: 'platform.update' },
       schema: {
         tags: ['Admin'],
         operationId: 'updatePlatform',
@@ -23,6 +25,6 @@ export function updatePlatformRoute(app: Api, deps: Deps): void {
         response: { 200: answer(AdminPlatformSchema, 'The platform, changed', ADMIN_EXAMPLES.updatePlatform.updated), ...adminProblems([413, 415]) },
       },
     },
-    async (request) => setPlatformRequiresTwoFactor(deps.database.db, request.params.id, request.body.requireTwoFactor),
+    async (request) => setPlatformRequiresTwoFactor(deps.database.db, request.params.id, request.body.requireTwoFactor, auditSourceOf(request)),
   );
 }

@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { updateConsoleUser } from '../../../services/console-users.ts';
 import { ADMIN_EXAMPLES, ConsoleUserParams, ConsoleUserSchema, UpdateConsoleUserBody } from '../../../schemas/admin.ts';
 import { answer, withExamples } from '../../../schemas/common.ts';
@@ -8,6 +9,7 @@ export function updateUserRoute(app: Api, deps: Deps): void {
   app.patch(
     '/users/:id',
     {
+      config: { audit: ['console_user.update', 'console_user.disable', 'console_user.enable', 'console_user.two_factor_reset'] },
       schema: {
         tags: ['Admin'],
         operationId: 'updateConsoleUser',
@@ -25,6 +27,6 @@ export function updateUserRoute(app: Api, deps: Deps): void {
         response: { 200: answer(ConsoleUserSchema, 'The user, changed', ADMIN_EXAMPLES.updateUser.updated), ...adminProblems([413, 415]) },
       },
     },
-    async (request) => updateConsoleUser(deps.database.db, request.params.id, request.body),
+    async (request) => updateConsoleUser(deps.database.db, request.params.id, request.body, auditSourceOf(request)),
   );
 }

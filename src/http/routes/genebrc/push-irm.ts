@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import type { RawLine } from '../../../domain/push-line.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
@@ -24,6 +25,7 @@ export function pushIrmRoute(app: Api, deps: Deps): void {
         response: { 200: answer(PushAckSchema, 'The acknowledgement: Validated (pushed, now pending at the authority) or Failed (with the rules it broke)', GENEBRC_EXAMPLES.push.ack), ...problems(404, 409, 413, 415, 422, 502, 504) },
       },
       config: {
+        audit: 'genebrc_request.push',
         // A push that may have reached the authority is never sent twice: see PushService.resume.
         replayFromResource: async (platformId, requestId, first) => {
           const ack = await deps.push.resume(platformId, requestId, first);
@@ -35,6 +37,7 @@ export function pushIrmRoute(app: Api, deps: Deps): void {
       deps.push.push(
         platformOf(request),
         { ...request.body, ebrcBulkGenDtos: request.body.ebrcBulkGenDtos as RawLine[] },
+        auditSourceOf(request),
         commitLinkOf(request),
       ),
   );

@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { refreshIrms } from '../../../services/irms.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, EMPTY_BODY_EXAMPLES, EmptyBody, withExamples } from '../../../schemas/common.ts';
@@ -10,6 +11,7 @@ export function irmRefreshRoute(app: Api, deps: Deps): void {
   app.post(
     '/irm/refresh',
     {
+      config: { audit: 'irm.refresh' },
       schema: {
         tags: ['IRMs'],
         operationId: 'refreshIrms',
@@ -30,7 +32,7 @@ export function irmRefreshRoute(app: Api, deps: Deps): void {
     async (request) => {
       const { platformCustomerId, ...query } = request.query;
       requireDateRange(query);
-      return refreshIrms(deps.context, deps.irmPuller, platformOf(request), platformCustomerId, query);
+      return refreshIrms(deps.context, deps.irmPuller, platformOf(request), platformCustomerId, query, auditSourceOf(request));
     },
   );
 }

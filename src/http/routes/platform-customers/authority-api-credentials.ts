@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { storeApiCredentials } from '../../../services/authority-api-credentials.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, withExamples } from '../../../schemas/common.ts';
@@ -9,6 +10,7 @@ export function putAuthorityApiCredentialsRoute(app: Api, deps: Deps): void {
   app.put(
     '/platform-customers/:id/authority-api-credentials',
     {
+      config: { audit: 'authority_credentials.store' },
       schema: {
         tags: ['Platform customers'],
         operationId: 'putAuthorityApiCredentials',
@@ -25,6 +27,6 @@ export function putAuthorityApiCredentialsRoute(app: Api, deps: Deps): void {
       },
     },
     async (request) =>
-      storeApiCredentials(deps.context, platformOf(request), request.params.id, request.body, deps.config.authorityEnvelopeProfile),
+      storeApiCredentials(deps.context, platformOf(request), request.params.id, request.body, deps.config.authorityEnvelopeProfile, auditSourceOf(request)),
   );
 }

@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { checkAuthorityCredentials } from '../../../services/authority-credentials.ts';
 import { shownCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
@@ -28,6 +29,7 @@ export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
         response: { 200: answer(PlatformCustomerRef, 'The authority accepted the credentials: the customer, now verified, with its IEC', PLATFORM_CUSTOMER_EXAMPLES.checkCredentials.verified), ...problems(404, 409, 413, 415, 422, 502, 504) },
       },
       config: {
+        audit: 'platform_customer.verify',
         replayFromResource: async (platformId, customerId) => {
           const customer = await shownCustomer(deps.database.db, platformId, customerId);
           return customer && { statusCode: 200, body: customer };
@@ -35,6 +37,6 @@ export function checkAuthorityCredentialsRoute(app: Api, deps: Deps): void {
       },
     },
     async (request) =>
-      checkAuthorityCredentials(deps.context, platformOf(request), request.params.id, request.body, commitLinkOf(request)),
+      checkAuthorityCredentials(deps.context, platformOf(request), request.params.id, request.body, auditSourceOf(request), commitLinkOf(request)),
   );
 }

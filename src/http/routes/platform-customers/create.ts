@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { createCustomer, shownCustomer } from '../../../services/customers.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
@@ -20,6 +21,7 @@ export function createPlatformCustomerRoute(app: Api, deps: Deps): void {
         response: { 201: answer(PlatformCustomerRef, 'The customer, created', PLATFORM_CUSTOMER_EXAMPLES.createCustomer.created), ...problems(409, 413, 415, 422) },
       },
       config: {
+        audit: 'platform_customer.create',
         replayFromResource: async (platformId, customerId) => {
           const customer = await shownCustomer(deps.database.db, platformId, customerId);
           return customer && { statusCode: 201, body: customer };
@@ -27,7 +29,7 @@ export function createPlatformCustomerRoute(app: Api, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const customer = await createCustomer(deps.database.db, platformOf(request), request.body, commitLinkOf(request));
+      const customer = await createCustomer(deps.database.db, platformOf(request), request.body, auditSourceOf(request), commitLinkOf(request));
       return reply.code(201).send(customer);
     },
   );

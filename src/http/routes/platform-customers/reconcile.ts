@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, EMPTY_BODY_EXAMPLES, EmptyBody, withExamples } from '../../../schemas/common.ts';
 import { IdParams } from '../../../schemas/platform-customers.ts';
@@ -9,6 +10,7 @@ export function reconcileRoutes(app: Api, deps: Deps): void {
   app.post(
     '/platform-customers/:id/reconcile',
     {
+      config: { audit: 'reconciliation.request' },
       schema: {
         tags: ['Platform customers'],
         operationId: 'reconcilePlatformCustomer',
@@ -27,7 +29,7 @@ export function reconcileRoutes(app: Api, deps: Deps): void {
         request.body ??= {};
       },
     },
-    async (request, reply) => reply.code(202).send(await deps.reconciliations.request(platformOf(request), request.params.id)),
+    async (request, reply) => reply.code(202).send(await deps.reconciliations.request(platformOf(request), request.params.id, auditSourceOf(request))),
   );
 
   app.get(

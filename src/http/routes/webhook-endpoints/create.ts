@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { createWebhookEndpoint, replayCreatedWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
@@ -26,6 +27,7 @@ export function createWebhookEndpointRoute(app: Api, deps: Deps): void {
         response: { 201: answer(CreatedWebhookEndpointSchema, 'The endpoint, created and enabled, with its signing secret', WEBHOOK_ENDPOINT_EXAMPLES.createEndpoint.created), ...problems(409, 413, 415, 422) },
       },
       config: {
+        audit: 'webhook_endpoint.create',
         answerHoldsSecret: true,
         replayFromResource: async (platformId, endpointId) => {
           const created = await replayCreatedWebhookEndpoint(context, platformId, endpointId);
@@ -34,7 +36,7 @@ export function createWebhookEndpointRoute(app: Api, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const created = await createWebhookEndpoint(context, platformOf(request), request.body, commitLinkOf(request));
+      const created = await createWebhookEndpoint(context, platformOf(request), request.body, auditSourceOf(request), commitLinkOf(request));
       return reply.code(201).header('cache-control', 'no-store').send(created);
     },
   );

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { auditSourceOf } from '../../audit-source.ts';
 import type { Api, Deps } from '../../deps.ts';
 import { deleteWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
@@ -10,6 +11,7 @@ export function deleteWebhookEndpointRoute(app: Api, deps: Deps): void {
   app.delete(
     '/webhook-endpoints/:id',
     {
+      config: { audit: 'webhook_endpoint.delete' },
       schema: {
         tags: ['Webhooks'],
         operationId: 'deleteWebhookEndpoint',
@@ -21,7 +23,7 @@ export function deleteWebhookEndpointRoute(app: Api, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      await deleteWebhookEndpoint(deps.database.db, platformOf(request), request.params.id);
+      await deleteWebhookEndpoint(deps.database.db, platformOf(request), request.params.id, auditSourceOf(request));
       return reply.code(204).send(null);
     },
   );

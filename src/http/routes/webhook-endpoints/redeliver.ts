@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { redeliverEvent, shownDelivery } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
@@ -23,6 +24,7 @@ export function redeliverRoute(app: Api, deps: Deps): void {
         response: { 202: answer(WebhookDeliverySchema, 'The new attempt, as the deliveries log shows it', WEBHOOK_ENDPOINT_EXAMPLES.redeliver.scheduled), ...problems(404, 409, 413, 415, 422) },
       },
       config: {
+        audit: 'event.redeliver',
         replayFromResource: async (platformId, attemptId) => {
           const delivery = await shownDelivery(deps.database.db, platformId, attemptId);
           return delivery && { statusCode: 202, body: delivery };
@@ -36,6 +38,7 @@ export function redeliverRoute(app: Api, deps: Deps): void {
         platformOf(request),
         request.params.id,
         request.body.eventId,
+        auditSourceOf(request),
         commitLinkOf(request),
       );
       return reply.code(202).send(delivery);

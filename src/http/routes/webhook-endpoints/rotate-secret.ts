@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { replayRotatedSecret, rotateWebhookSecret } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { commitLinkOf } from '../../plugins/idempotency.ts';
@@ -28,6 +29,7 @@ export function rotateWebhookSecretRoute(app: Api, deps: Deps): void {
         request.body ??= {};
       },
       config: {
+        audit: 'webhook_endpoint.rotate_secret',
         answerHoldsSecret: true,
         replayFromResource: async (platformId, endpointId) => {
           const rotated = await replayRotatedSecret(context, platformId, endpointId);
@@ -36,7 +38,7 @@ export function rotateWebhookSecretRoute(app: Api, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const rotated = await rotateWebhookSecret(context, platformOf(request), request.params.id, commitLinkOf(request));
+      const rotated = await rotateWebhookSecret(context, platformOf(request), request.params.id, auditSourceOf(request), commitLinkOf(request));
       return reply.header('cache-control', 'no-store').send(rotated);
     },
   );

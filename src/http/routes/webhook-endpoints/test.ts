@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { sendTestEvent } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, EMPTY_BODY_EXAMPLES, EmptyBody, withExamples } from '../../../schemas/common.ts';
@@ -10,6 +11,7 @@ export function testWebhookEndpointRoute(app: Api, deps: Deps): void {
   app.post(
     '/webhook-endpoints/:id/test',
     {
+      config: { audit: 'webhook_endpoint.test' },
       schema: {
         tags: ['Webhooks'],
         operationId: 'testWebhookEndpoint',
@@ -27,7 +29,7 @@ export function testWebhookEndpointRoute(app: Api, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const event = await sendTestEvent(deps.database.db, deps.outbox, platformOf(request), request.params.id);
+      const event = await sendTestEvent(deps.database.db, deps.outbox, platformOf(request), request.params.id, auditSourceOf(request));
       return reply.code(202).send(event);
     },
   );

@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../deps.ts';
+import { auditSourceOf } from '../../audit-source.ts';
 import { updateWebhookEndpoint } from '../../../services/webhook-endpoints.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer, withExamples } from '../../../schemas/common.ts';
@@ -10,6 +11,7 @@ export function updateWebhookEndpointRoute(app: Api, deps: Deps): void {
   app.patch(
     '/webhook-endpoints/:id',
     {
+      config: { audit: 'webhook_endpoint.update' },
       schema: {
         tags: ['Webhooks'],
         operationId: 'updateWebhookEndpoint',
@@ -25,6 +27,6 @@ export function updateWebhookEndpointRoute(app: Api, deps: Deps): void {
         response: { 200: answer(WebhookEndpointRef, 'The endpoint, changed', WEBHOOK_ENDPOINT_EXAMPLES.updateEndpoint.updated), ...problems(404, 413, 415) },
       },
     },
-    async (request) => updateWebhookEndpoint(context, platformOf(request), request.params.id, request.body),
+    async (request) => updateWebhookEndpoint(context, platformOf(request), request.params.id, request.body, auditSourceOf(request)),
   );
 }

@@ -1,4 +1,5 @@
 import type { Api, Deps } from '../../../deps.ts';
+import { auditSourceOf } from '../../../audit-source.ts';
 import { platformOf } from '../../../plugins/authentication.ts';
 import { answer, withExamples } from '../../../../schemas/common.ts';
 import { problems } from '../../../../schemas/problems.ts';
@@ -9,6 +10,7 @@ export function createUploadRoute(app: Api, deps: Deps): void {
   app.post(
     '/genebrc/uploads',
     {
+      config: { audit: 'bulk_upload.create' },
       schema: {
         tags: ['Spreadsheet upload'],
         operationId: 'createUpload',
@@ -32,7 +34,7 @@ export function createUploadRoute(app: Api, deps: Deps): void {
       preValidation: readUploadForm,
     },
     async (request, reply) => {
-      const { created, upload } = await deps.uploads.accept(platformOf(request), request.body, uploadedFileOf(request));
+      const { created, upload } = await deps.uploads.accept(platformOf(request), request.body, uploadedFileOf(request), auditSourceOf(request));
       return reply.code(created ? 202 : 200).send(upload);
     },
   );
