@@ -32,6 +32,9 @@ import { Reconciliations } from './services/reconciliations.ts';
 import { ReconcileSchedule } from './jobs/reconcile-schedule.ts';
 import { runGuarded } from './jobs/poison.ts';
 import { EventOutbox } from './services/outbox.ts';
+import { MailDelivery } from './jobs/mail-delivery.ts';
+import { emlFolderOf, emlTransport, smtpTransport } from './mail/transport.ts';
+import { MailOutbox } from './services/mail/outbox.ts';
 import { DatabaseAvailability } from './store/availability.ts';
 import { openDatabase, type Database } from './store/database.ts';
 import { releaseAbandonedClaims } from './store/idempotency.ts';
@@ -50,6 +53,9 @@ export type Service = {
   /** Scheduled reconciliations (ticking only in processes that run the poller). */
   reconcileSchedule: ReconcileSchedule;
   reconciliations: Reconciliations;
+  /** The mail outbox's sender (contract 15). */
+  mail: MailDelivery;
+  mailOutbox: MailOutbox;
   /**
    * A clean stop, bounded by SHUTDOWN_TIMEOUT_SECONDS: readiness 503 and new requests refused (503 `shutting_down`),
    * the requests in flight finished, the listener closed, the background work stopped (the jobs under way finished),
@@ -108,7 +114,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const serverKey = loadServerKey(config);
     const vault = new CredentialsVault(serverKey.credentialsKey);
     await checkInstallationKey(database.db, serverKey, vault, { keyFile: config.encryptionKey ? undefined : keyFileOf(config.dataDir) });
-    const outbox = new EventOutbox();
+    const mailDelivery = new MailDelivery({
+      boss,
+      database,
+      transport: config.smtpUrl === undefined ? emlTransport(emlFolderOf(config.dataDir)) : smtpTransport(config.smtpUrl),
+      from: config.mailFrom,
+      log,
+      maxAttempts: config.mailMaxAttempts,
+      retryDelaySeconds: config.mailRetryDelaySeconds,
+    });
+    const mail = new MailOutbox({ scheduler: mailDelivery, vault, publicUrl: config.publicUrl });
+    const outbox = new EventOutbox(mail);
     const context: ServiceContext = {
       config,
       db: database.db,
@@ -161,6 +177,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       progress,
       requestList: new RequestList(database.db),
       outbox,
+      mail,
       deliveries: delivery,
       uploads,
       reconciliations,
@@ -176,6 +193,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     await poller.start();
     await delivery.start();
     await uploadJobs.start();
+    await mailDelivery.start();
     if (config.runPoller) {
       await poller.work(async (id) => {
         try {
@@ -191,6 +209,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     if (config.runWebhooks) {
       relay.start();
       await delivery.work();
+      await mailDelivery.work(mail);
     }
     const housekeeping = new Housekeeping({ db: database.db, intervalSeconds: config.housekeepingIntervalSeconds, eventRetentionDays: config.eventRetentionDays, log });
     housekeeping.start();
@@ -215,6 +234,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       housekeeping,
       reconcileSchedule: schedule,
       reconciliations,
+      mail: mailDelivery,
+      mailOutbox: mail,
       close() {
         closing ??= (async () => {
           const deadline = Date.now() + config.shutdownTimeoutSeconds * 1000;
@@ -228,7 +249,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             started.poller.stop();
             const stopped = await within(
               deadline,
-              Promise.all([started.relay.stop(), started.delivery.stop(), started.housekeeping.stop(), started.schedule.stop(), started.reconciliations.settled()]),
+              Promise.all([started.relay.stop(), started.delivery.stop(), mailDelivery.stop(), started.housekeeping.stop(), started.schedule.stop(), started.reconciliations.settled()]),
             );
             if (!stopped) started.app.log.warn('shutdown: SHUTDOWN_TIMEOUT_SECONDS passed with webhook deliveries or reconciliations in flight; they are picked up again after the restart');
             // The jobs under way (polls, uploads) finish within what is left of the deadline; pg-boss takes at least 1 s.
