@@ -49,7 +49,16 @@ export function isTimeZone(zone: string): boolean {
 
 /** A moment as the recipient reads it: "28 Nov 2026, 17:30 GMT+5:30" in their zone (UTC when it is unknown). */
 export function inZone(at: Date, zone: string): string {
-  return new Intl.DateTimeFormat('en-GB', { timeZone: isTimeZone(zone) ? zone : 'UTC', dateStyle: 'medium', timeStyle: 'short', timeZoneName: 'short' }).format(at);
+  return new Intl.DateTimeFormat('en-GB', {
+    timeZone: isTimeZone(zone) ? zone : 'UTC',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+    timeZoneName: 'short',
+  }).format(at);
 }
 
 const FOOTER_NOTIFICATION = 'You receive this because of your notification choices in the console (Notifications).';

@@ -10,6 +10,7 @@ import { webhooksPage } from './webhooks.ts';
 import { eventsPage } from './events.ts';
 import { apiKeysPage } from './api-keys.ts';
 import { reportsPage } from './reports.ts';
+import { accountLinksPage, invitationsPage, notificationsPage, outboxPage } from './mail.ts';
 
 /**
  * The console's pages, in the navigation's order. A new page is a file in this folder (its routes and its nav entry),
@@ -27,4 +28,8 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
   webhooksPage,
   eventsPage,
   apiKeysPage,
+  notificationsPage,
+  outboxPage,
+  invitationsPage,
+  accountLinksPage,
 ];
