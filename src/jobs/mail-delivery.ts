@@ -16,8 +16,6 @@ const DIGEST_INTERVAL_MS = 5 * 60_000;
 
 type MailJob = { mailId: string };
 
-/** A send that did not succeed and will be tried again (pg-boss retries the job after its back-off). */
-class NotSentYet extends Error {}
 
 export type MailDeliveryOptions = {
   boss: PgBoss;
@@ -56,17 +54,27 @@ export class MailDelivery implements MailScheduler {
     await this.#options.boss.createQueue(QUEUE, {
       policy: 'exclusive',
       heartbeatSeconds: HEARTBEAT_SECONDS,
-      retryLimit: this.#options.maxAttempts + 10,
-      retryDelay: this.#options.retryDelaySeconds,
+      // Only for a job that failed unexpectedly (the database, say): an attempt not taken queues its own next job.
+      retryLimit: 20,
+      retryDelay: 5,
       retryBackoff: true,
-      retryDelayMax: Math.max(this.#options.retryDelaySeconds, 3_600),
+      retryDelayMax: 600,
       expireInSeconds: 300,
     });
   }
 
   async scheduleSend(db: Kysely<Schema>, mailIds: readonly string[]): Promise<void> {
-    if (mailIds.length === 0) return;
-    await this.#options.boss.insert(QUEUE, mailIds.map((mailId) => ({ data: { mailId }, singletonKey: mailId, heartbeatSeconds: HEARTBEAT_SECONDS })), { db: executorOf(db) });
+    await this.#queue(db, mailIds.map((id) => ({ id, attempts: 0 })));
+  }
+
+  /**
+   * A job per message and attempt, keyed `<message id>:<attempts so far>`: the queue is exclusive by key, so a message
+   * has at most one job for its next attempt however often it is queued (a start queues every pending one).
+   */
+  async #queue(db: Kysely<Schema> | undefined, mails: readonly { id: string; attempts: number }[], startAfter?: Date): Promise<void> {
+    if (mails.length === 0) return;
+    const jobs = mails.map((mail) => ({ data: { mailId: mail.id }, singletonKey: jobKeyOf(mail), heartbeatSeconds: HEARTBEAT_SECONDS, ...(startAfter === undefined ? {} : { startAfter }) }));
+    await this.#options.boss.insert(QUEUE, jobs, db === undefined ? undefined : { db: executorOf(db) });
   }
 
   committed(): void {
@@ -77,14 +85,14 @@ export class MailDelivery implements MailScheduler {
   async work(outbox: MailOutbox): Promise<void> {
     this.#outbox = outbox;
     const { boss, database, log } = this.#options;
-    const pending = await store.pendingMailIds(this.#db, RECOVERY_BATCH);
-    const orphaned = await cancelOrphanedJobs(boss, database, QUEUE, pending);
+    const pending = await store.pendingMail(this.#db, RECOVERY_BATCH);
+    const orphaned = await cancelOrphanedJobs(boss, database, QUEUE, pending.map(jobKeyOf));
     if (orphaned.length > 0) log.info({ messages: orphaned }, 'sending again the messages of a process that died while sending them');
     this.#worker = await boss.work<MailJob>(QUEUE, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
       if (job !== undefined) await this.send(job.data.mailId);
     });
     // A pending message without a job (its job cancelled above, or given up on) gets one; one that has one gets none.
-    await boss.insert(QUEUE, pending.map((mailId) => ({ data: { mailId }, singletonKey: mailId, heartbeatSeconds: HEARTBEAT_SECONDS })));
+    await this.#queue(undefined, pending);
     this.#digests = setInterval(() => void this.composeDigests(), DIGEST_INTERVAL_MS);
     this.#digests.unref();
     void this.composeDigests();
@@ -100,7 +108,11 @@ export class MailDelivery implements MailScheduler {
     }
   }
 
-  /** One attempt at a message (nothing when it is no longer pending); throws NotSentYet when it is to be tried again. */
+  /**
+   * One attempt at a message (nothing when it is no longer pending). One not taken is recorded with its reason and,
+   * in the same transaction, given the job of its next attempt after the back-off (MAIL_RETRY_DELAY_SECONDS, doubling
+   * up to an hour), until MAIL_MAX_ATTEMPTS.
+   */
   async send(mailId: string): Promise<void> {
     const { transport, from, log, maxAttempts } = this.#options;
     const outbox = this.#outbox;
@@ -116,13 +128,15 @@ export class MailDelivery implements MailScheduler {
           ({ where } = await transport.send({ outboxId: row.id, from, to: row.to_address, subject: row.subject, ...bodies }));
         } catch (error) {
           const reason = reasonOf(error);
-          const { attempts, failed } = await store.markAttemptFailed(this.#db, row.id, reason, maxAttempts);
-          if (failed) {
-            log.warn({ mail: row.id, attempts, error: reason }, 'e-mail not sent; no attempt left');
-            return;
-          }
-          log.warn({ mail: row.id, attempts, error: reason }, 'e-mail not sent; will retry');
-          throw new NotSentYet(reason);
+          const retryAt = new Date(Date.now() + backoffSeconds(this.#options.retryDelaySeconds, row.attempts + 1) * 1000);
+          const { attempts, failed } = await this.#db.transaction().execute(async (tx) => {
+            const recorded = await store.markAttemptFailed(tx, row.id, reason, maxAttempts);
+            if (!recorded.failed && recorded.attempts > 0) await this.#queue(tx, [{ id: row.id, attempts: recorded.attempts }], retryAt);
+            return recorded;
+          });
+          if (failed) log.warn({ mail: row.id, attempts, error: reason }, 'e-mail not sent; no attempt left');
+          else log.warn({ mail: row.id, attempts, error: reason, retryAt }, 'e-mail not sent; will retry');
+          return;
         }
         await store.markSent(this.#db, row.id, new Date(), row.sealed ? { text: SEALED_NOTE, html: `<p>${SEALED_NOTE}</p>` } : null);
         log.info({ mail: row.id, kind: row.kind, where: where.startsWith('SMTP') ? 'smtp' : 'eml file' }, 'e-mail sent');
@@ -137,6 +151,15 @@ export class MailDelivery implements MailScheduler {
     clearInterval(this.#digests);
     this.#options.transport.close();
   }
+}
+
+function jobKeyOf(mail: { id: string; attempts: number }): string {
+  return `${mail.id}:${mail.attempts}`;
+}
+
+/** Seconds before the retry that follows `attempts` failed attempts: the first delay, doubling, at most an hour. */
+export function backoffSeconds(firstDelaySeconds: number, attempts: number): number {
+  return Math.min(3_600, firstDelaySeconds * 2 ** Math.max(0, Math.min(attempts - 1, 16)));
 }
 
 /** What went wrong, as the Outbox page shows it: the SMTP server's answer when there was one. */

@@ -70,16 +70,16 @@ export async function markAttemptFailed(db: Kysely<Schema>, id: string, error: s
   return { attempts: Number(row?.attempts ?? 0), failed: row?.status === 'failed' };
 }
 
-/** The oldest pending messages' ids (those a start makes sure have a job). */
-export async function pendingMailIds(db: Kysely<Schema>, limit: number): Promise<string[]> {
+/** The oldest pending messages (those a start makes sure have a job), with their attempts so far. */
+export async function pendingMail(db: Kysely<Schema>, limit: number): Promise<{ id: string; attempts: number }[]> {
   const rows = await db
     .selectFrom('mail_outbox')
-    .select('id')
+    .select(['id', 'attempts'])
     .where('status', '=', sql.lit('pending'))
     .orderBy('created_at')
     .limit(limit)
     .execute();
-  return rows.map((row) => row.id);
+  return rows.map((row) => ({ id: row.id, attempts: Number(row.attempts) }));
 }
 
 export type ListedMail = Pick<MailRow, 'id' | 'to_address' | 'kind' | 'subject' | 'status' | 'attempts' | 'last_error' | 'created_at' | 'sent_at'>;
