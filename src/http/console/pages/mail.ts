@@ -26,7 +26,15 @@ const DELIVERIES: readonly { value: Delivery; label: string }[] = [
   { value: 'daily', label: 'In the daily summary' },
   { value: 'off', label: 'Never' },
 ];
-const ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC')];
+/** The runtime's zones under their current IANA names (ICU still lists a few by their old ones). */
+const RENAMED: Readonly<Record<string, string>> = {
+  'Asia/Calcutta': 'Asia/Kolkata',
+  'Asia/Katmandu': 'Asia/Kathmandu',
+  'Asia/Rangoon': 'Asia/Yangon',
+  'Asia/Saigon': 'Asia/Ho_Chi_Minh',
+  'Europe/Kiev': 'Europe/Kyiv',
+};
+const ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC').map((zone) => RENAMED[zone] ?? zone)];
 
 const NOTICES: Record<string, string> = {
   saved: 'Your notification choices are saved.',
@@ -39,7 +47,7 @@ async function preferencesPage(request: FastifyRequest, reply: FastifyReply, dep
   const user = await deps.database.db.selectFrom('console_users').select('time_zone').where('id', '=', session.userId).executeTakeFirstOrThrow();
   const types = NOTIFICATION_TYPES.map((type) => ({ type, title: NOTIFICATION_TITLES[type], delivery: deliveryOf(chosen, type) }));
   const notice = problem === null ? (NOTICES[text(queryOf(request), 'notice')] ?? null) : null;
-  return render(request, reply, 'mail/notifications', { title: 'Notifications', types, deliveries: DELIVERIES, zones: ZONES, timeZone: user.time_zone, email: session.email, notice, problem }, problem?.status ?? 200);
+  return render(request, reply, 'mail/notifications', { title: 'Notifications', types, deliveries: DELIVERIES, zones: ZONES.includes(user.time_zone) ? ZONES : [user.time_zone, ...ZONES], timeZone: user.time_zone, email: session.email, notice, problem }, problem?.status ?? 200);
 }
 
 /** Notification choices: per type, at once, in the daily summary or never; and the time zone of the messages. */
