@@ -142,6 +142,9 @@ describeEachBackend(
         assert.equal(refused!.attempts, 3, 'MAIL_MAX_ATTEMPTS attempts');
         assert.match(refused!.last_error!, /550.*refused by the test server/);
         assert.equal(smtp.to(user.email).length, 0);
+        const page = await outboxPage(h, user.email, user.password);
+        assert.match(page, /badge bad">Failed</, 'the Outbox page shows it failed');
+        assert.match(page, /550 Mailbox unavailable: refused by the test server/, '… with the reason');
 
         smtp.behaviour = 'drop';
         await record(h, [{ platformId, platformCustomerId: null, type: 'genebrc.request.errored', data: REQUEST_DATA }]);
@@ -159,6 +162,19 @@ describeEachBackend(
   },
   { env: { SMTP_URL: smtp.url(), PUBLIC_URL, MAIL_MAX_ATTEMPTS: '3', MAIL_RETRY_DELAY_SECONDS: '1' } },
 );
+
+/** The Outbox page as `email` sees it (signed in through the form, with its CSRF token). */
+async function outboxPage(h: Harness, email: string, password: string): Promise<string> {
+  const form = await h.service.app.inject({ method: 'GET', url: '/console/sign-in' });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)![1]!;
+  const cookies = form.cookies.map((cookie) => `${cookie.name}=${cookie.value}`).join('; ');
+  const signedIn = await h.service.app.inject({ method: 'POST', url: '/console/sign-in', headers: { cookie: cookies }, payload: { _csrf: csrf, email, password } });
+  assert.equal(signedIn.statusCode, 303);
+  const session = signedIn.cookies.map((cookie) => `${cookie.name}=${cookie.value}`).join('; ');
+  const page = await h.service.app.inject({ method: 'GET', url: '/console/outbox', headers: { cookie: `${cookies}; ${session}` } });
+  assert.equal(page.statusCode, 200);
+  return page.body;
+}
 
 async function waitForRows(h: Harness, platformId: string, ready: (rows: Awaited<ReturnType<typeof outboxRows>>) => boolean, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
