@@ -52,7 +52,6 @@ async function preferencesPage(request: FastifyRequest, reply: FastifyReply, dep
 
 /** Notification choices: per type, at once, in the daily summary or never; and the time zone of the messages. */
 export const notificationsPage: ConsolePage = {
-  nav: { label: 'Notifications', href: `${CONSOLE_PREFIX}/notifications` },
   routes(app: Api, deps: Deps): void {
     app.get('/notifications', async (request, reply) => preferencesPage(request, reply, deps));
     app.post('/notifications', async (request, reply) => {
@@ -80,7 +79,8 @@ export const notificationsPage: ConsolePage = {
  * without SMTP_URL finds the .eml files' messages. Every console user sees it until roles land (then owners only).
  */
 export const outboxPage: ConsolePage = {
-  nav: { label: 'Outbox', href: `${CONSOLE_PREFIX}/outbox` },
+  // One short entry for the e-mail pages: the top bar stays one row; Notifications and Invitations are linked from it.
+  nav: { label: 'Mail', href: `${CONSOLE_PREFIX}/outbox` },
   routes(app: Api, deps: Deps): void {
     app.get('/outbox', async (request, reply) => {
       const page = Math.max(1, Math.min(10_000, Number.parseInt(optional(queryOf(request), 'page') ?? '1', 10) || 1));
@@ -112,7 +112,6 @@ async function teamPage(request: FastifyRequest, reply: FastifyReply, deps: Deps
 
 /** Invitations to the platform's console by e-mail, with a role (owners only once roles land). */
 export const invitationsPage: ConsolePage = {
-  nav: { label: 'Invitations', href: `${CONSOLE_PREFIX}/invitations` },
   routes(app: Api, deps: Deps): void {
     app.get('/invitations', async (request, reply) => teamPage(request, reply, deps));
     app.post('/invitations', async (request, reply) => {
