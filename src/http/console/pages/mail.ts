@@ -79,8 +79,6 @@ export const notificationsPage: ConsolePage = {
  * without SMTP_URL finds the .eml files' messages. Every console user sees it until roles land (then owners only).
  */
 export const outboxPage: ConsolePage = {
-  // One short entry for the e-mail pages: the top bar stays one row; Notifications and Invitations are linked from it.
-  nav: { label: 'Mail', href: `${CONSOLE_PREFIX}/outbox` },
   routes(app: Api, deps: Deps): void {
     app.get('/outbox', async (request, reply) => {
       const page = Math.max(1, Math.min(10_000, Number.parseInt(optional(queryOf(request), 'page') ?? '1', 10) || 1));
