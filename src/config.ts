@@ -76,6 +76,16 @@ export type Config = {
   trustProxy: TrustProxy;
   /** The bearer token /metrics takes from a client that is not on loopback (METRICS_TOKEN); unset: loopback only. */
   metricsToken: string | undefined;
+  /** Where e-mail is sent (SMTP_URL, smtps:// or smtp:// with STARTTLS); unset: written as .eml files under DATA_DIR/mail. */
+  smtpUrl: string | undefined;
+  /** The From of every message (MAIL_FROM). */
+  mailFrom: string;
+  /** The service's address as its users reach it, for links in messages (PUBLIC_URL), without a trailing slash. */
+  publicUrl: string;
+  /** Attempts at a message before it has failed (MAIL_MAX_ATTEMPTS). */
+  mailMaxAttempts: number;
+  /** Seconds before the first retry of a message not taken (MAIL_RETRY_DELAY_SECONDS), doubling up to an hour. */
+  mailRetryDelaySeconds: number;
 };
 
 export type TrustProxy = boolean | number | string[];
@@ -316,5 +326,29 @@ export function loadConfig(given: Env = process.env): Config {
     shutdownTimeoutSeconds: integer(env, 'SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3_600),
     trustProxy: trustProxy(env),
     metricsToken,
+    smtpUrl: smtpUrl(env),
+    mailFrom: mailFrom(env),
+    publicUrl: (httpUrl(env, 'PUBLIC_URL') ?? `http://localhost:${integer(env, 'PORT', 3000, 0, 65535)}`).replace(/\/+$/, ''),
+    mailMaxAttempts: integer(env, 'MAIL_MAX_ATTEMPTS', 8, 1, 50),
+    mailRetryDelaySeconds: integer(env, 'MAIL_RETRY_DELAY_SECONDS', 30, 1, 3_600),
   };
+}
+
+function smtpUrl(env: Env): string | undefined {
+  const raw = env.SMTP_URL;
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SMTP_URL must be an smtps:// or smtp:// URL (smtps://user:password@mail.example.com:465)');
+  }
+  if (url.protocol !== 'smtps:' && url.protocol !== 'smtp:') throw new ConfigError(`SMTP_URL must be an smtps:// or smtp:// URL, got ${url.protocol}//`);
+  return raw;
+}
+
+function mailFrom(env: Env): string {
+  const raw = env.MAIL_FROM || 'ebrc-gateway <ebrc-gateway@localhost>';
+  if (!/^[^\r\n]{3,320}$/.test(raw) || !/@/.test(raw)) throw new ConfigError(`MAIL_FROM must be an address (name@example.com or "Name <name@example.com>"), got "${raw}"`);
+  return raw;
 }

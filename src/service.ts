@@ -34,6 +34,9 @@ import { Reconciliations } from './services/reconciliations.ts';
 import { ReconcileSchedule } from './jobs/reconcile-schedule.ts';
 import { runGuarded } from './jobs/poison.ts';
 import { EventOutbox } from './services/outbox.ts';
+import { MailDelivery } from './jobs/mail-delivery.ts';
+import { emlFolderOf, emlTransport, smtpTransport } from './mail/transport.ts';
+import { MailOutbox } from './services/mail/outbox.ts';
 import { DatabaseAvailability } from './store/availability.ts';
 import { openDatabase, type Database } from './store/database.ts';
 import { releaseAbandonedClaims } from './store/idempotency.ts';
@@ -54,6 +57,9 @@ export type Service = {
   reconciliations: Reconciliations;
   /** The key ring's re-sealing and its counts (encryption-status). */
   keyRotation: KeyRotation;
+  /** The mail outbox's sender (contract 15). */
+  mail: MailDelivery;
+  mailOutbox: MailOutbox;
   /**
    * A clean stop, bounded by SHUTDOWN_TIMEOUT_SECONDS: readiness 503 and new requests refused (503 `shutting_down`),
    * the requests in flight finished, the listener closed, the background work stopped (the jobs under way finished),
@@ -112,7 +118,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const keyRing = loadKeyRing(config);
     const vault = new CredentialsVault(keyRing);
     await checkInstallationKey(database.db, keyRing, vault, { keyFile: config.encryptionKeys ? undefined : keyFileOf(config.dataDir) });
-    const outbox = new EventOutbox();
+    const mailDelivery = new MailDelivery({
+      boss,
+      database,
+      transport: config.smtpUrl === undefined ? emlTransport(emlFolderOf(config.dataDir)) : smtpTransport(config.smtpUrl),
+      from: config.mailFrom,
+      log,
+      maxAttempts: config.mailMaxAttempts,
+      retryDelaySeconds: config.mailRetryDelaySeconds,
+    });
+    const mail = new MailOutbox({ scheduler: mailDelivery, vault, publicUrl: config.publicUrl });
+    const outbox = new EventOutbox(mail);
     const context: ServiceContext = {
       config,
       db: database.db,
@@ -168,6 +184,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       progress,
       requestList: new RequestList(database.db),
       outbox,
+      mail,
       deliveries: delivery,
       uploads,
       reconciliations,
@@ -184,6 +201,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     await delivery.start();
     await uploadJobs.start();
     await resealJobs.start();
+    await mailDelivery.start();
     if (config.runPoller) {
       await poller.work(async (id) => {
         try {
@@ -201,6 +219,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     if (config.runWebhooks) {
       relay.start();
       await delivery.work();
+      await mailDelivery.work(mail);
     }
     const housekeeping = new Housekeeping({ db: database.db, intervalSeconds: config.housekeepingIntervalSeconds, eventRetentionDays: config.eventRetentionDays, auditRetentionDays: config.auditRetentionDays, log });
     housekeeping.start();
@@ -226,6 +245,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       reconcileSchedule: schedule,
       reconciliations,
       keyRotation,
+      mail: mailDelivery,
+      mailOutbox: mail,
       close() {
         closing ??= (async () => {
           const deadline = Date.now() + config.shutdownTimeoutSeconds * 1000;
@@ -239,7 +260,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             started.poller.stop();
             const stopped = await within(
               deadline,
-              Promise.all([started.relay.stop(), started.delivery.stop(), started.housekeeping.stop(), started.schedule.stop(), started.reconciliations.settled()]),
+              Promise.all([started.relay.stop(), started.delivery.stop(), mailDelivery.stop(), started.housekeeping.stop(), started.schedule.stop(), started.reconciliations.settled()]),
             );
             if (!stopped) started.app.log.warn('shutdown: SHUTDOWN_TIMEOUT_SECONDS passed with webhook deliveries or reconciliations in flight; they are picked up again after the restart');
             // The jobs under way (polls, uploads) finish within what is left of the deadline; pg-boss takes at least 1 s.

@@ -84,6 +84,11 @@ test('every variable is read', () => {
     SHUTDOWN_TIMEOUT_SECONDS: '50',
     TRUST_PROXY: '10.0.0.0/8',
     METRICS_TOKEN: 'metrics_0123456789abcdefghijklmnopqrstuv',
+    SMTP_URL: 'smtps://user:secret@mail.example.com:465',
+    MAIL_FROM: 'Payments Co <ebrc@payments.example>',
+    PUBLIC_URL: 'https://ebrc.payments.example/',
+    MAIL_MAX_ATTEMPTS: '4',
+    MAIL_RETRY_DELAY_SECONDS: '10',
   });
   assert.deepEqual(config, {
     port: 8080,
@@ -124,7 +129,15 @@ test('every variable is read', () => {
     shutdownTimeoutSeconds: 50,
     trustProxy: ['10.0.0.0/8'],
     metricsToken: 'metrics_0123456789abcdefghijklmnopqrstuv',
+    smtpUrl: 'smtps://user:secret@mail.example.com:465',
+    mailFrom: 'Payments Co <ebrc@payments.example>',
+    publicUrl: 'https://ebrc.payments.example',
+    mailMaxAttempts: 4,
+    mailRetryDelaySeconds: 10,
   });
+  assert.equal(loadConfig({ PORT: '4000' }).publicUrl, 'http://localhost:4000', 'links point at this service by default');
+  assert.equal(loadConfig({}).smtpUrl, undefined, '.eml files by default');
+  assert.throws(() => loadConfig({ SMTP_URL: 'https://mail.example.com' }), /SMTP_URL must be an smtps:\/\/ or smtp:\/\/ URL/);
   assert.deepEqual(loadConfig({}).webhookRetrySchedule, [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000], "the contract's schedule by default");
   assert.equal(loadConfig({ DATA_DIR: 'relative/folder' }).dataDir, path.resolve('relative/folder'));
   assert.equal(loadConfig({ RUN_POLLER: '1' }).runPoller, true);

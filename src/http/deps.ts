@@ -10,6 +10,7 @@ import type { RequestProgress } from '../services/genebrc/progress.ts';
 import type { PushService } from '../services/genebrc/push.ts';
 import type { IrmPuller } from '../services/irms.ts';
 import type { EventOutbox } from '../services/outbox.ts';
+import type { MailOutbox } from '../services/mail/outbox.ts';
 import type { Reconciliations } from '../services/reconciliations.ts';
 import type { ApiKeyAuthenticator } from '../services/platforms.ts';
 import type { Database } from '../store/database.ts';
@@ -24,6 +25,8 @@ export type Deps = {
   progress: RequestProgress;
   requestList: RequestList;
   outbox: EventOutbox;
+  /** The mail outbox (contract 15): notifications, password resets, invitations. */
+  mail: MailOutbox;
   deliveries: DeliveryScheduler;
   uploads: BulkUploads;
   reconciliations: Reconciliations;

@@ -85,11 +85,13 @@ export async function createConsoleUser(
   const platform = await requirePlatform(db, platformId);
   const passwordHash = await hashPassword(input.password);
   try {
-    const row = await db.transaction().execute(async (tx) => {
+    const insert = async (tx: Kysely<Schema>) => {
       const inserted = await store.insertConsoleUser(tx, { id: randomUUID(), platformId: platform.id, email: input.email, passwordHash, role: input.role });
       await recordAudit(tx, source, { platformId: inserted.platform_id, action: 'console_user.create', target: { type: 'console_user', id: inserted.id } });
       return inserted;
-    });
+    };
+    // An invitation accepted makes its user inside its own transaction.
+    const row = db.isTransaction ? await insert(db) : await db.transaction().execute(insert);
     return toConsoleUser(row);
   } catch (error) {
     if (isUniqueViolation(error, store.CONSOLE_USER_EMAIL_INDEX)) {

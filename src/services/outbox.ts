@@ -19,6 +19,12 @@ export function toEvent(row: Pick<EventRow, 'id' | 'type' | 'created_at' | 'plat
   return { id: row.id, type: row.type, timestamp: row.created_at.toISOString(), platformCustomerId: row.platform_customer_id, data: row.data };
 }
 
+/** Who hears of events as they are recorded, in their transaction (the e-mail notifications). */
+export interface EventNotifier {
+  notify(tx: Kysely<Schema>, events: readonly { id: string; type: string; timestamp: string; data: unknown; platformId: string }[]): Promise<void>;
+  committed(): void;
+}
+
 /**
  * The outbox: the one way events are created. Every change the contract lists records its events here in its own
  * transaction, so a change and its events commit together or not at all; the relay delivers them after the commit.
@@ -26,6 +32,12 @@ export function toEvent(row: Pick<EventRow, 'id' | 'type' | 'created_at' | 'plat
  */
 export class EventOutbox {
   readonly #listeners = new Set<() => void>();
+  readonly #notifier: EventNotifier | undefined;
+
+  /** `notifier`: the e-mail notifications of the events, written in the same transaction (src/services/mail/outbox.ts). */
+  constructor(notifier?: EventNotifier) {
+    this.#notifier = notifier;
+  }
 
   /** Writes the events in the caller's transaction; returns them as they will be delivered. */
   async record(tx: Kysely<Schema>, events: readonly NewEvent[]): Promise<Event[]> {
@@ -40,11 +52,13 @@ export class EventOutbox {
       createdAt,
     }));
     await insertEvents(tx, rows);
+    await this.#notifier?.notify(tx, rows.map((row) => ({ id: row.id, type: row.type, timestamp: createdAt.toISOString(), data: row.data, platformId: row.platformId })));
     return rows.map((row) => ({ id: row.id, type: row.type, timestamp: createdAt.toISOString(), platformCustomerId: row.platformCustomerId, data: row.data }));
   }
 
   /** Tells this process's relay that events were committed, so that it does not wait for its next poll. */
   committed(): void {
+    this.#notifier?.committed();
     for (const listener of this.#listeners) listener();
   }
 

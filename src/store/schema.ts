@@ -292,6 +292,8 @@ export type ConsoleUsersTable = {
   last_failed_code_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The IANA time zone of the user's e-mail (migration 0023). */
+  time_zone: Generated<string>;
 };
 
 export type ConsoleRecoveryCodesTable = {
@@ -351,6 +353,62 @@ export type AuditChainsTable = {
   anchor_seq: number;
 };
 
+export type MailOutboxTable = {
+  id: string;
+  platform_id: string | null;
+  user_id: string | null;
+  to_address: string;
+  kind: 'notification' | 'digest' | 'password_reset' | 'invitation';
+  subject: string;
+  text_body: string;
+  html_body: string;
+  sealed: Generated<boolean>;
+  status: Generated<'pending' | 'sent' | 'failed'>;
+  attempts: Generated<number>;
+  last_error: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+  sent_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+};
+
+export type MailPreferencesTable = {
+  user_id: string;
+  event_type: string;
+  delivery: 'immediate' | 'daily' | 'off';
+};
+
+export type MailDigestItemsTable = {
+  id: string;
+  user_id: string;
+  event_id: string;
+  event_type: string;
+  summary: string;
+  created_at: Date;
+  message_id: ColumnType<string | null, string | null | undefined, string | null>;
+};
+
+export type PasswordResetTokensTable = {
+  /** SHA-256 of the link's token: the token itself is never stored. */
+  token_hash: Uint8Array;
+  user_id: string;
+  expires_at: Date;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  created_at: Timestamp;
+};
+
+export type ConsoleInvitationsTable = {
+  id: string;
+  /** SHA-256 of the link's token. */
+  token_hash: Uint8Array;
+  platform_id: string;
+  email: string;
+  role: 'owner' | 'operator' | 'viewer';
+  invited_by: string | null;
+  expires_at: Date;
+  accepted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+};
+
 export type Schema = {
   platforms: PlatformsTable;
   api_keys: ApiKeysTable;
@@ -378,4 +436,9 @@ export type Schema = {
   job_runs: JobRunsTable;
   audit_log: AuditLogTable;
   audit_chains: AuditChainsTable;
+  mail_outbox: MailOutboxTable;
+  mail_preferences: MailPreferencesTable;
+  mail_digest_items: MailDigestItemsTable;
+  password_reset_tokens: PasswordResetTokensTable;
+  console_invitations: ConsoleInvitationsTable;
 };

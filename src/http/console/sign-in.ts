@@ -17,6 +17,8 @@ export const CODE_PATH = `${CONSOLE_PREFIX}/sign-in/code`;
 const NOTICES: Record<string, string> = {
   'signed-out': 'You have signed out.',
   expired: 'Your session has ended. Sign in again to go on.',
+  'password-reset': 'Your password is changed, and every session of your account has ended. Sign in with the new password.',
+  'invitation-accepted': 'Your account is ready. Sign in with your e-mail address and the password you chose.',
 };
 
 /**

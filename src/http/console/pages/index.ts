@@ -13,6 +13,7 @@ import { reportsPage } from './reports.ts';
 import { usersPage } from './users.ts';
 import { accountSettingsPage } from './account.ts';
 import { auditLogPage } from './audit-log.ts';
+import { accountLinksPage, invitationsPage, notificationsPage, outboxPage } from './mail.ts';
 
 /**
  * The console's pages, in the navigation's order. A new page is a file in this folder (its routes and its nav entry),
@@ -33,4 +34,8 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
   usersPage,
   accountSettingsPage,
   auditLogPage,
+  notificationsPage,
+  outboxPage,
+  invitationsPage,
+  accountLinksPage,
 ];
