@@ -16,6 +16,8 @@ const LAYERS: readonly { layer: string; files: RegExp; mayImport: readonly strin
   { layer: 'owner-only-folder', files: /^src\/owner-only-folder\.ts$/, mayImport: [] },
   { layer: 'config', files: /^src\/config\.ts$/, mayImport: ['protocol', 'domain'] },
   { layer: 'authority', files: /^src\/authority\//, mayImport: ['protocol', 'domain', 'telemetry', 'config'] },
+  // The mail transport (SMTP, or .eml files) is infrastructure beside the authority adapter: the mail job uses it.
+  { layer: 'mail', files: /^src\/mail\//, mayImport: ['domain'] },
   { layer: 'errors', files: /^src\/errors\.ts$/, mayImport: ['authority', 'protocol', 'domain'] },
   // The schemas need the error table for the problem schema's codes, and nothing else of ours but the domain.
   { layer: 'schemas', files: /^src\/schemas\//, mayImport: ['domain', 'errors'] },
@@ -28,7 +30,7 @@ const LAYERS: readonly { layer: string; files: RegExp; mayImport: readonly strin
   {
     layer: 'jobs',
     files: /^src\/jobs\//,
-    mayImport: ['services', 'schemas', 'store', 'authority', 'protocol', 'domain', 'telemetry', 'config', 'errors'],
+    mayImport: ['mail', 'services', 'schemas', 'store', 'authority', 'protocol', 'domain', 'telemetry', 'config', 'errors'],
   },
   {
     layer: 'http',
@@ -39,7 +41,7 @@ const LAYERS: readonly { layer: string; files: RegExp; mayImport: readonly strin
   {
     layer: 'entry',
     files: /^src\/(service|main|service-file|sandbox-beside)\.ts$|^src\/cli\//,
-    mayImport: ['http', 'jobs', 'services', 'schemas', 'store', 'authority', 'protocol', 'domain', 'telemetry', 'config', 'errors', 'owner-only-folder'],
+    mayImport: ['http', 'jobs', 'mail', 'services', 'schemas', 'store', 'authority', 'protocol', 'domain', 'telemetry', 'config', 'errors', 'owner-only-folder'],
   },
   // The sandbox stands in for the real authority: it shares the wire protocol and the domain's rules, nothing else.
   { layer: 'sandbox', files: /^sandbox\//, mayImport: ['protocol', 'domain', 'owner-only-folder'] },

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Schema } from '../store/schema.ts';
 import { replaceSealed, sealedKeyIds, sealedNotUnder, type SealedColumnPlace } from '../store/sealed-values.ts';
+import { recordAuditAlone, SYSTEM_SOURCE } from './audit.ts';
 import { BINDINGS, SEALED_ANSWER_PREFIX, type CredentialsVault } from './credentials-vault.ts';
 
 /** A column of sealed values: where it is, what it holds (for people), and what each value is bound to. */
@@ -109,7 +110,8 @@ export class KeyRotation {
 
   /**
    * Re-seals every value not under the current key; `between` runs after each committed batch (a test stops the run
-   * there). Values that do not open are left as they are and named in the log (the next run tries them again).
+   * there). Values that do not open are left as they are and named in the log (the next run tries them again). A run
+   * that moved values is one `encryption_key.rotate` entry of the audit trail.
    */
   async resealAll(between?: (done: number) => Promise<void> | void): Promise<{ resealed: number; failed: number }> {
     let resealed = 0;
@@ -142,6 +144,10 @@ export class KeyRotation {
         await between?.(resealed);
         if (batch.rows.length < this.#batchSize) break;
       }
+    }
+    // One operator-wide entry per run that moved values (not one per batch: a large rotation would flood the trail).
+    if (resealed > 0) {
+      await recordAuditAlone(this.#db, SYSTEM_SOURCE, { platformId: null, action: 'encryption_key.rotate', target: { type: 'encryption_key', id: this.#vault.currentKeyId } });
     }
     return { resealed, failed };
   }
