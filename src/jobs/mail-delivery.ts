@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { PgBoss } from 'pg-boss';
 import type { MailTransport } from '../mail/transport.ts';
+import { composeMonthlyReports } from '../services/mail/monthly-report.ts';
 import { SEALED_NOTE, type MailOutbox, type MailScheduler } from '../services/mail/outbox.ts';
 import type { Database } from '../store/database.ts';
 import * as store from '../store/mail.ts';
@@ -11,7 +12,7 @@ import { runGuarded } from './poison.ts';
 
 const QUEUE = 'mail-send';
 const RECOVERY_BATCH = 1_000;
-/** How often the daily digests due are looked for. */
+/** How often the daily digests and monthly reports due are looked for. */
 const DIGEST_INTERVAL_MS = 5 * 60_000;
 
 type MailJob = { mailId: string };
@@ -93,9 +94,21 @@ export class MailDelivery implements MailScheduler {
     });
     // A pending message without a job (its job cancelled above, or given up on) gets one; one that has one gets none.
     await this.#queue(undefined, pending);
-    this.#digests = setInterval(() => void this.composeDigests(), DIGEST_INTERVAL_MS);
+    const compose = () => void this.composeDigests().then(() => this.composeMonthlyReports());
+    this.#digests = setInterval(compose, DIGEST_INTERVAL_MS);
     this.#digests.unref();
-    void this.composeDigests();
+    compose();
+  }
+
+  /** The monthly report messages due (src/services/mail/monthly-report.ts), looked for with the digests. */
+  async composeMonthlyReports(now = new Date()): Promise<number> {
+    if (this.#outbox === undefined) return 0;
+    try {
+      return await composeMonthlyReports(this.#db, this.#outbox, now);
+    } catch (error) {
+      this.#options.log.error({ err: error }, 'could not compose the monthly report e-mails; will try again');
+      return 0;
+    }
   }
 
   async composeDigests(now = new Date()): Promise<number> {
@@ -125,7 +138,7 @@ export class MailDelivery implements MailScheduler {
         let where: string;
         try {
           const bodies = outbox.bodiesOf(row);
-          ({ where } = await transport.send({ outboxId: row.id, from, to: row.to_address, subject: row.subject, ...bodies }));
+          ({ where } = await transport.send({ outboxId: row.id, from, to: row.to_address, subject: row.subject, ...bodies, attachment: store.attachmentOf(row) }));
         } catch (error) {
           const reason = reasonOf(error);
           const retryAt = new Date(Date.now() + backoffSeconds(this.#options.retryDelaySeconds, row.attempts + 1) * 1000);

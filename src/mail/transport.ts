@@ -3,7 +3,15 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 
 /** A message ready to go: its Message-ID is derived from its outbox id, the same on every attempt. */
-export type Envelope = { outboxId: string; from: string; to: string; subject: string; text: string; html: string };
+export type Envelope = {
+  outboxId: string;
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  attachment?: { fileName: string; contentType: string; content: Buffer } | undefined;
+};
 
 export type SentReport = { where: string };
 
@@ -33,6 +41,7 @@ function nodemailerMessage(envelope: Envelope) {
     html: envelope.html,
     messageId: messageIdOf(envelope.outboxId, envelope.from),
     headers: { 'X-Ebrc-Outbox-Id': envelope.outboxId },
+    attachments: envelope.attachment === undefined ? [] : [{ filename: envelope.attachment.fileName, contentType: envelope.attachment.contentType, content: envelope.attachment.content }],
   };
 }
 

@@ -15,7 +15,11 @@ export type NewMail = {
   text: string;
   html: string;
   sealed: boolean;
+  attachment?: Attachment | undefined;
 };
+
+/** A file a message carries (the monthly report's register). */
+export type Attachment = { fileName: string; contentType: string; content: Buffer };
 
 export async function insertMail(db: Kysely<Schema>, mails: readonly NewMail[]): Promise<void> {
   if (mails.length === 0) return;
@@ -31,6 +35,9 @@ export async function insertMail(db: Kysely<Schema>, mails: readonly NewMail[]):
       text_body: mail.text,
       html_body: mail.html,
       sealed: mail.sealed,
+      attachment_name: mail.attachment?.fileName ?? null,
+      attachment_type: mail.attachment?.contentType ?? null,
+      attachment: mail.attachment?.content ?? null,
     })))
     .execute();
 }
@@ -135,11 +142,11 @@ export async function preferencesOf(db: Kysely<Schema>, userId: string): Promise
   return Object.fromEntries(rows.map((row) => [row.event_type, row.delivery]));
 }
 
-export async function savePreferences(db: Kysely<Schema>, userId: string, choices: Record<string, 'immediate' | 'daily' | 'off'>, timeZone: string): Promise<void> {
+export async function savePreferences(db: Kysely<Schema>, userId: string, choices: Record<string, 'immediate' | 'daily' | 'off'>, timeZone: string, monthlyReport?: boolean): Promise<void> {
   await db.deleteFrom('mail_preferences').where('user_id', '=', userId).execute();
   const rows = Object.entries(choices).map(([eventType, delivery]) => ({ user_id: userId, event_type: eventType, delivery }));
   if (rows.length > 0) await db.insertInto('mail_preferences').values(rows).execute();
-  await db.updateTable('console_users').set({ time_zone: timeZone }).where('id', '=', userId).execute();
+  await db.updateTable('console_users').set({ time_zone: timeZone, ...(monthlyReport === undefined ? {} : { monthly_report: monthlyReport }) }).where('id', '=', userId).execute();
 }
 
 export type DigestItem = { id: string; userId: string; eventId: string; eventType: string; summary: string; createdAt: Date };
@@ -185,4 +192,46 @@ export async function claimWaitingItems(db: Kysely<Schema>, userId: string, befo
 export async function attachItems(db: Kysely<Schema>, itemIds: readonly string[], messageId: string): Promise<void> {
   if (itemIds.length === 0) return;
   await db.updateTable('mail_digest_items').set({ message_id: messageId }).where('id', 'in', itemIds).execute();
+}
+
+/** The row's attachment, if it has one (pg gives a Buffer, PGlite a Uint8Array). */
+export function attachmentOf(row: MailRow): Attachment | undefined {
+  if (row.attachment === null || row.attachment_name === null) return undefined;
+  return { fileName: row.attachment_name, contentType: row.attachment_type ?? 'application/octet-stream', content: Buffer.from(row.attachment) };
+}
+
+/** The enabled users who chose the monthly report and have no message yet for `month` (YYYY-MM-01), by platform. */
+export async function monthlyReportRecipients(db: Kysely<Schema>, month: string, limit: number) {
+  return db
+    .selectFrom('console_users')
+    .innerJoin('platforms', 'platforms.id', 'console_users.platform_id')
+    .leftJoin('monthly_report_mails', (join) => join.onRef('monthly_report_mails.user_id', '=', 'console_users.id').on('monthly_report_mails.month', '=', month))
+    .select(['console_users.id', 'console_users.email', 'console_users.time_zone', 'console_users.platform_id', 'platforms.name'])
+    .where('console_users.monthly_report', '=', true)
+    .where('console_users.disabled', '=', false)
+    .where('monthly_report_mails.user_id', 'is', null)
+    .orderBy('console_users.platform_id')
+    .orderBy('console_users.id')
+    .limit(limit)
+    .execute();
+}
+
+/** Claims the user's monthly message for `month`: false when one is already written (or being written beside this one). */
+export async function claimMonthlyReport(db: Kysely<Schema>, userId: string, month: string): Promise<boolean> {
+  const row = await db
+    .insertInto('monthly_report_mails')
+    .values({ user_id: userId, month })
+    .onConflict((conflict) => conflict.columns(['user_id', 'month']).doNothing())
+    .returning('user_id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function recordMonthlyReportMail(db: Kysely<Schema>, userId: string, month: string, mailId: string): Promise<void> {
+  await db.updateTable('monthly_report_mails').set({ mail_id: mailId }).where('user_id', '=', userId).where('month', '=', month).execute();
+}
+
+export async function monthlyReportChoice(db: Kysely<Schema>, userId: string): Promise<boolean> {
+  const row = await db.selectFrom('console_users').select('monthly_report').where('id', '=', userId).executeTakeFirst();
+  return row?.monthly_report === true;
 }

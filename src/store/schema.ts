@@ -294,6 +294,8 @@ export type ConsoleUsersTable = {
   updated_at: Timestamp;
   /** The IANA time zone of the user's e-mail (migration 0023). */
   time_zone: Generated<string>;
+  /** Whether the user gets the monthly report e-mail (migration 0024). */
+  monthly_report: Generated<boolean>;
 };
 
 export type ConsoleRecoveryCodesTable = {
@@ -358,7 +360,7 @@ export type MailOutboxTable = {
   platform_id: string | null;
   user_id: string | null;
   to_address: string;
-  kind: 'notification' | 'digest' | 'password_reset' | 'invitation';
+  kind: 'notification' | 'digest' | 'password_reset' | 'invitation' | 'monthly_report';
   subject: string;
   text_body: string;
   html_body: string;
@@ -368,6 +370,18 @@ export type MailOutboxTable = {
   last_error: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   sent_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** A file attached to the message (migration 0024). */
+  attachment_name: ColumnType<string | null, string | null | undefined, string | null>;
+  attachment_type: ColumnType<string | null, string | null | undefined, string | null>;
+  attachment: ColumnType<Buffer | Uint8Array | null, Buffer | Uint8Array | null | undefined, Buffer | Uint8Array | null>;
+};
+
+export type MonthlyReportMailsTable = {
+  user_id: string;
+  /** The first day of the month the report is of. */
+  month: ColumnType<Date | string, string, string>;
+  mail_id: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
 };
 
 export type MailPreferencesTable = {
@@ -437,6 +451,7 @@ export type Schema = {
   audit_log: AuditLogTable;
   audit_chains: AuditChainsTable;
   mail_outbox: MailOutboxTable;
+  monthly_report_mails: MonthlyReportMailsTable;
   mail_preferences: MailPreferencesTable;
   mail_digest_items: MailDigestItemsTable;
   password_reset_tokens: PasswordResetTokensTable;

@@ -47,4 +47,25 @@ describeEachBackend('e-mail without SMTP_URL', (h) => {
     assert.match(outbox.body, /Reset your console password/);
     assert.match(outbox.body, /Written/);
   });
+
+  test('the monthly report: the .eml file holds the register CSV attached, the same as the API gives for the month', async () => {
+    const user = await addConsoleUser(h, h.platformA.id, `monthly-eml-${h.backend}@platform-a.example`);
+    await h.database.db.updateTable('console_users').set({ monthly_report: true }).where('id', '=', user.id).execute();
+    assert.equal(await h.service.mail.composeMonthlyReports(new Date(Date.UTC(2026, 3, 1, 0, 10))), 1);
+    const deadline = Date.now() + 60_000;
+    let row: { id: string; status: string } | undefined;
+    while (Date.now() < deadline) {
+      row = await h.database.db.selectFrom('mail_outbox').select(['id', 'status']).where('to_address', '=', user.email).executeTakeFirst();
+      if (row?.status === 'sent') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(row?.status, 'sent');
+    const parsed = await simpleParser(fs.readFileSync(path.join(h.config.dataDir, 'mail', `${row!.id}.eml`)));
+    assert.equal(parsed.subject, '[Platform A] eBRC register for March 2026');
+    assert.equal(parsed.attachments.length, 1);
+    assert.equal(parsed.attachments[0]!.filename, 'all-customers-ebrc-register-2026-03-01-2026-03-31.csv');
+    const api = await h.service.app.inject({ method: 'GET', url: '/api/v1/reports/ebrc-register', query: { format: 'csv', fromDate: '2026-03-01', toDate: '2026-03-31' }, headers: { 'x-api-key': h.platformA.apiKey } });
+    assert.equal(api.statusCode, 200);
+    assert.ok(parsed.attachments[0]!.content.equals(api.rawPayload), 'the API\'s CSV for the month');
+  });
 });

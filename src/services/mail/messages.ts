@@ -152,3 +152,20 @@ export function noticeOf(event: { id: string; type: string; timestamp: string; d
     }
   }
 }
+
+/** The month's register: attached, or (larger than the cap) a link to the console's Reports page for the period. */
+export function monthlyReportMessage(publicUrl: string, to: Recipient, report: { fromDate: string; toDate: string; fileName: string; attached: boolean; maxBytes: number }): Composed {
+  const month = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', month: 'long', year: 'numeric' }).format(new Date(`${report.fromDate}T00:00:00Z`));
+  const link = `${publicUrl}/console/reports?fromDate=${report.fromDate}&toDate=${report.toDate}`;
+  return both('monthly-report', {
+    platformName: to.platformName,
+    month,
+    fromDate: report.fromDate,
+    toDate: report.toDate,
+    fileName: report.fileName,
+    attached: report.attached,
+    limit: `${Math.round(report.maxBytes / (1024 * 1024))} MB`,
+    link,
+    footer: FOOTER_NOTIFICATION,
+  }, `[${to.platformName}] eBRC register for ${month}`);
+}

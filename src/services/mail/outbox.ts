@@ -42,6 +42,7 @@ export type OutgoingMail = {
   message: Composed;
   /** The bodies hold a single-use link: sealed at rest, and replaced by a note once sent. */
   secret?: boolean;
+  attachment?: store.Attachment | undefined;
 };
 
 export const SEALED_NOTE = 'This message held a single-use link; its text is not kept.';
@@ -65,7 +66,7 @@ export class MailOutbox {
     const rows = mails.map((mail) => {
       const id = randomUUID();
       const seal = (body: string) => (mail.secret === true ? this.#vault.sealAnswer(`mail:${id}`, body) : body);
-      return { id, platformId: mail.platformId, userId: mail.userId, to: mail.to, kind: mail.kind, subject: mail.message.subject, text: seal(mail.message.text), html: seal(mail.message.html), sealed: mail.secret === true };
+      return { id, platformId: mail.platformId, userId: mail.userId, to: mail.to, kind: mail.kind, subject: mail.message.subject, text: seal(mail.message.text), html: seal(mail.message.html), sealed: mail.secret === true, attachment: mail.attachment };
     });
     await store.insertMail(tx, rows);
     await this.#scheduler.scheduleSend(tx, rows.map((row) => row.id));

@@ -15,7 +15,7 @@ import {
 } from '../../../services/mail/accounts.ts';
 import { isTimeZone, NOTIFICATION_TITLES, NOTIFICATION_TYPES } from '../../../services/mail/messages.ts';
 import { deliveryOf, SEALED_NOTE, type Delivery } from '../../../services/mail/outbox.ts';
-import { findMailOfPlatform, listMail, preferencesOf, savePreferences } from '../../../store/mail.ts';
+import { findMailOfPlatform, listMail, monthlyReportChoice, preferencesOf, savePreferences } from '../../../store/mail.ts';
 import type { Api, Deps } from '../../deps.ts';
 import { formFields, optional, text, type Problem } from '../forms.ts';
 import type { ConsolePage } from '../page.ts';
@@ -42,13 +42,19 @@ const NOTICES: Record<string, string> = {
   invited: 'The invitation is on its way: it shows in the Outbox until it is sent.',
 };
 
+const MONTHLY_REPORT_OPTIONS = [
+  { value: 'off', label: 'Off' },
+  { value: 'on', label: 'On: the eBRC register of the month just ended, attached as CSV' },
+];
+
 async function preferencesPage(request: FastifyRequest, reply: FastifyReply, deps: Deps, problem: Problem | null = null): Promise<FastifyReply> {
   const session = signedIn(request);
   const chosen = await preferencesOf(deps.database.db, session.userId);
   const user = await deps.database.db.selectFrom('console_users').select('time_zone').where('id', '=', session.userId).executeTakeFirstOrThrow();
   const types = NOTIFICATION_TYPES.map((type) => ({ type, title: NOTIFICATION_TITLES[type], delivery: deliveryOf(chosen, type, session.role) }));
+  const monthlyReport = (await monthlyReportChoice(deps.database.db, session.userId)) ? 'on' : 'off';
   const notice = problem === null ? (NOTICES[text(queryOf(request), 'notice')] ?? null) : null;
-  return render(request, reply, 'mail/notifications', { title: 'Notifications', types, deliveries: DELIVERIES, zones: ZONES.includes(user.time_zone) ? ZONES : [user.time_zone, ...ZONES], timeZone: user.time_zone, email: session.email, notice, problem }, problem?.status ?? 200);
+  return render(request, reply, 'mail/notifications', { title: 'Notifications', types, deliveries: DELIVERIES, zones: ZONES.includes(user.time_zone) ? ZONES : [user.time_zone, ...ZONES], timeZone: user.time_zone, monthlyReport, monthlyReportOptions: MONTHLY_REPORT_OPTIONS, email: session.email, notice, problem }, problem?.status ?? 200);
 }
 
 /** Notification choices: per type, at once, in the daily summary or never; and the time zone of the messages. */
@@ -69,7 +75,12 @@ export const notificationsPage: ConsolePage = {
       if (!isTimeZone(zone)) {
         return preferencesPage(request, reply, deps, { status: 400, code: 'validation_failed', title: 'The request has invalid fields', detail: `“${zone}” is not a time zone: choose one from the list (such as Asia/Kolkata).`, fields: {} });
       }
-      await deps.database.db.transaction().execute((tx) => savePreferences(tx, signedIn(request).userId, choices, zone));
+      // A form without the field (an older page) leaves the choice as it is.
+      const monthly = optional(fields, 'monthlyReport');
+      if (monthly !== undefined && monthly !== 'on' && monthly !== 'off') {
+        return preferencesPage(request, reply, deps, { status: 400, code: 'validation_failed', title: 'The request has invalid fields', detail: 'Choose whether to get the monthly report: on or off.', fields: {} });
+      }
+      await deps.database.db.transaction().execute((tx) => savePreferences(tx, signedIn(request).userId, choices, zone, monthly === undefined ? undefined : monthly === 'on'));
       return redirectTo(reply, `${CONSOLE_PREFIX}/notifications`, 'saved');
     });
   },
