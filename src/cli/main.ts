@@ -55,12 +55,12 @@ Commands:
                                         each user chooses)
   backup <file>                         copy the embedded database to a new file, consistent even while the service
                                         runs (through its admin API then); on PostgreSQL use pg_dump (README, "Backups")
+  restore <file>                        replace the embedded database by a backup, the service stopped (the replaced
+                                        database is kept beside it, renamed); on PostgreSQL use pg_restore
   encryption-status                     how many sealed values use each key of the encryption key ring
                                         (ENCRYPTION_KEYS): an old key can be dropped once it counts 0
   audit-verify                          recompute every audit trail chain: exit 0 with a summary, exit 1 naming the
                                         first entry that does not verify (edited or deleted); the database directly
-  restore <file>                        replace the embedded database by a backup, the service stopped (the replaced
-                                        database is kept beside it, renamed); on PostgreSQL use pg_restore
 
 Uses DATABASE_URL when set, else the embedded database in DATA_DIR. While the service runs on the embedded
 database (which one process at a time may open), every command goes through its admin API instead, with the

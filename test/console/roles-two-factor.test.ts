@@ -50,7 +50,8 @@ describeConsole('console: roles and two-factor sign-in', (h) => {
         assert.equal(count > 0, may, `${role} on ${path(ids)}: "${button}" ${may ? 'missing' : 'shown'}`);
       }
       const nav = page.getByRole('navigation', { name: 'Main' });
-      assert.equal(await nav.getByRole('link', { name: 'Users' }).count(), role === 'owner' ? 1 : 0);
+      await page.goto('/console/account');
+      assert.equal(await page.getByRole('main').getByRole('link', { name: 'Users' }).count(), role === 'owner' ? 1 : 0, 'Users, from Your account');
       assert.equal(await nav.getByRole('link', { name: 'Generate' }).count(), role === 'viewer' ? 0 : 1);
       if (role !== 'owner') {
         const answer = await page.goto('/console/users');

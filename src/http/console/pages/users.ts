@@ -58,7 +58,6 @@ function notSelf(request: FastifyRequest, user: ConsoleUser, what: string): void
 
 /** The platform's console users, managed by its owners: create, change role, disable and enable. */
 export const usersPage: ConsolePage = {
-  nav: { label: 'Users', href: USERS },
   routes(app: Api, deps: ConsoleDeps): void {
     app.get('/users', async (request, reply) => listPage(request, reply, deps));
 
