@@ -66,6 +66,9 @@ const SEND_ORDER = [
   'listConsoleUsers',
   'updateConsoleUser',
   'backupEmbeddedDatabase',
+  'getEncryptionStatus',
+  'listAuditLog',
+  'listAuditLogAdmin',
   'getMetrics',
 ];
 

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Api, Deps } from '../../deps.ts';
 import { auditCsv, listAuditLog, type AuditListQuery } from '../../../services/audit.ts';
-import { AuditLogListSchema, AuditLogQuery } from '../../../schemas/audit-log.ts';
+import { AUDIT_LOG_PAGE_EXAMPLE, AuditLogListSchema, AuditLogQuery } from '../../../schemas/audit-log.ts';
 import { platformOf } from '../../plugins/authentication.ts';
 import { answer } from '../../../schemas/common.ts';
 import { problems } from '../../../schemas/problems.ts';
@@ -40,7 +40,7 @@ export function listAuditLogRoute(app: Api, deps: Deps): void {
         description: `Every change made to the platform (through the API, the console, the admin API or the CLI), every console sign-in and sign-out, and the background changes that matter (a request settled, credentials the authority refused). ${AUDIT_LOG_DESCRIPTION}`,
         security: [{ apiKey: [] }],
         querystring: AuditLogQuery,
-        response: { 200: answer(AuditLogListSchema, "A page of the platform's entries, newest first, and how many match"), ...problems() },
+        response: { 200: answer(AuditLogListSchema, "A page of the platform's entries, newest first, and how many match", AUDIT_LOG_PAGE_EXAMPLE), ...problems() },
       },
     },
     async (request, reply) => answerAuditLog(request, reply, deps, { ...request.query, platformId: platformOf(request) }),
