@@ -148,7 +148,7 @@ export class CredentialsVault {
       // What the operator needs to read in the log of the 500 this becomes: the usual cause is configuration.
       throw new Error(
         `the sealed value of ${boundTo} does not decrypt with the key ${key.id} of this process's key ring: ` +
-          'every process must run with the keys the values were sealed with (or the customer must verify again)',
+          'every process must run with the keys the values were sealed with, in ENCRYPTION_KEYS or ENCRYPTION_KEY (or the customer must verify again)',
       );
     }
   }

@@ -61,8 +61,7 @@ export async function firstRefresh(h: Requester, customerId: string, attempts = 
 export async function usableIrms(h: Requester, customerId: string, count: number): Promise<any[]> {
   const usable: any[] = [];
   for (let page = 1; usable.length < count; page++) {
-    const answer = await h.request('POST', '/api/v1/irm/refresh', { query: { platformCustomerId: customerId, limit: 100, page }, body: {} });
-    assert.equal(answer.status, 200, answer.text);
+    const answer = await refreshPage(h, customerId, page);
     usable.push(
       ...answer.body.data.filter(
         (irm: any) => irm.irmStatus === 'fresh' && !['P0101', 'P0108', 'P0802', 'P0806'].includes(irm.purposeOfRemittance) && irm.remittanceFCC !== 'INR',
@@ -72,6 +71,16 @@ export async function usableIrms(h: Requester, customerId: string, count: number
   }
   assert.ok(usable.length >= count, `only ${usable.length} usable IRMs`);
   return usable.slice(0, count);
+}
+
+/** One page of a refresh, retried while it answers 504 (a pull can outlast a short AUTHORITY_TIMEOUT_MS on a busy machine). */
+async function refreshPage(h: Requester, customerId: string, page: number, attempts = 10): Promise<any> {
+  for (let attempt = 1; ; attempt++) {
+    const answer = await h.request('POST', '/api/v1/irm/refresh', { query: { platformCustomerId: customerId, limit: 100, page }, body: {} });
+    if (answer.status === 200) return answer;
+    assert.ok(answer.status === 504 && attempt < attempts, `the refresh answered ${answer.status}: ${answer.text}`);
+    await sleep(200);
+  }
 }
 
 /** A push body for the lines, counted right. */
