@@ -47,6 +47,27 @@ export function unguardCellText(text: string): string {
   return guards > 0 && triggerNext ? text.slice(1) : text;
 }
 
+// --- Text XML cannot carry -----------------------------------------------------------------------------------------
+
+/**
+ * What XML 1.0 cannot hold (control characters but tab and line feed, lone surrogates, U+FFFE and U+FFFF), and the
+ * carriage return, which an XML parser turns into a line feed, OOXML writes as `_xHHHH_` (ECMA-376 part 1, 22.9.2.19
+ * ST_Xstring), as Excel does; a `_` that starts text of that form is itself written `_x005F_`. Excel and LibreOffice
+ * read it back.
+ */
+const NOT_XML_CHARACTER = /[\u0000-\u0008\u000B-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|_(?=x[0-9A-Fa-f]{4}_)/g;
+const ESCAPED_CHARACTER = /_x([0-9A-Fa-f]{4})_/g;
+
+/** The text with every character XML cannot carry escaped as `_xHHHH_` (see NOT_XML_CHARACTER). */
+export function escapeXString(text: string): string {
+  return text.replace(NOT_XML_CHARACTER, (character) => `_x${character.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}_`);
+}
+
+/** The text escapeXString (or Excel) wrote as it was. */
+export function unescapeXString(text: string): string {
+  return text.includes('_x') ? text.replace(ESCAPED_CHARACTER, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))) : text;
+}
+
 // --- Cells as spreadsheet programs save them ------------------------------------------------------------------------
 
 const MONTHS: ReadonlyMap<string, number> = new Map(

@@ -5,7 +5,11 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
+import { parse } from 'csv-parse/sync';
+import fc from 'fast-check';
+import { guardStringCellText, unguardCellText } from '../../src/domain/spreadsheet-cells.ts';
 import { SPREADSHEET_COLUMNS, type SpreadsheetColumn } from '../../src/domain/spreadsheet-columns.ts';
 import { MAX_UPLOAD_PROBLEMS, readRows, validateRows, type SheetRow, type SpreadsheetProblem } from '../../src/services/spreadsheets/read.ts';
 import { XLSX_LIMITS } from '../../src/services/spreadsheets/xlsx.ts';
@@ -310,5 +314,54 @@ describe('checking in a worker thread', () => {
     const checked = await checkInWorker({ file: bigCsv(50_000), fileName: 'lines.csv', uploadType: '101' }, { heapMb: 384, timeoutMs: 50 });
     assert.deepEqual(checked.problems.map(({ code }) => code), ['file_too_complex']);
     assert.match(checked.problems[0]!.message, /longer than 0.05 s/);
+  });
+});
+
+/** The XLSX this service writes (the template, the reports), as bytes. */
+async function writtenXlsx(header: string[], rows: (string | null)[][]): Promise<Buffer> {
+  const { writeSpreadsheet } = await import('../../src/services/spreadsheets/write.ts');
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on('data', (chunk: Buffer) => chunks.push(chunk));
+  await writeSpreadsheet('xlsx', [{ name: 'Odd text', header, rows }], out);
+  return Buffer.concat(chunks);
+}
+
+/** Text of every kind a producer may send: markup, line breaks, control characters, escapes, emoji, formulas. */
+const oddText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 30 }),
+  fc.constantFrom('a & b <c> "d" \'e\'', '  spaces around  ', 'two\nlines', 'tab\there', 'bell\u0007', '\u0000', '_x0041_', '_x005F_x0041_', '_x00', '😀 emoji', 'lone \uD800 high', 'lone \uDC00 low', '\uFFFE\uFFFF', '=1+1', "'=quoted", '-5', '0012', 'ü ñ 中文 ℃'),
+);
+
+describe("this service's XLSX", () => {
+  test('any text, control characters and lone surrogates included, reads back exactly with this reader', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(oddText.filter((text) => text !== ''), { minLength: 3, maxLength: 3 }), { minLength: 1, maxLength: 20 }), async (rows) => {
+        const file = await writtenXlsx(['a', 'b', 'c'], rows);
+        // The upload reader takes the guard quote off as it reads (unguardCellText).
+        const read = [...(await import('../../src/services/spreadsheets/xlsx.ts')).xlsxRows(file)].map((row) => Array.from(row.cells, (cell) => unguardCellText(cell ?? '')));
+        assert.deepEqual(read, [['a', 'b', 'c'], ...rows]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test('LibreOffice reads the same text back, line breaks, control characters and escapes included', { skip: SOFFICE === undefined && 'soffice is not installed' }, async () => {
+    // Lone surrogates have no UTF-8 form, so the CSV LibreOffice writes cannot show them; the reader test above keeps them.
+    const texts = fc.sample(oddText.filter((text) => text !== '' && !/[\uD800-\uDFFF]/.test(text.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g, ''))), { numRuns: 300, seed: 28 });
+    const rows: string[][] = [];
+    for (let i = 0; i < texts.length; i += 3) rows.push([texts[i] ?? 'x', texts[i + 1] ?? 'y', texts[i + 2] ?? 'z']);
+    const dir = await mkdtemp(join(tmpdir(), 'ebrc-soffice-'));
+    try {
+      await writeFile(join(dir, 'odd.xlsx'), await writtenXlsx(['a', 'b', 'c'], rows));
+      const profile = `file://${join(dir, 'profile')}`;
+      // UTF-8 (76), every text cell quoted so that a line break stays in its cell.
+      await run(SOFFICE!, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,true', '--outdir', join(dir, 'csv'), join(dir, 'odd.xlsx')], { timeout: 120_000 });
+      const read = parse(await readFile(join(dir, 'csv', 'odd.csv')), { relax_column_count: true });
+      // What a person sees in LibreOffice: the text, with the guard quote on text that starts with quotes and a trigger.
+      assert.deepEqual(read, [['a', 'b', 'c'], ...rows.map((row) => row.map(guardStringCellText))]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -125,16 +125,23 @@ describe('failures', () => {
     });
 
     test(`${format}: backpressure: while nobody reads, only a bounded number of rows is read`, async () => {
-      const { seen, rows } = counted(60_000);
+      const total = 400_000;
+      const { seen, rows } = counted(total);
       const out = new PassThrough();
       const done = writeTemplate(format, rows, out);
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const pulledWhileStalled = seen.pulled;
-      // About 2,400 CSV rows and 13,000 XLSX rows fill the buffers between the writer and a reader that reads nothing.
-      assert.ok(pulledWhileStalled < 30_000, `${pulledWhileStalled} rows were read while nobody read the output`);
+      // Read until the reading stops (no row for half a second), as long as 30 s on a busy machine.
+      let pulledWhileStalled = -1;
+      for (let waited = 0; waited < 30_000 && seen.pulled !== pulledWhileStalled; waited += 500) {
+        pulledWhileStalled = seen.pulled;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      // About 2,400 CSV rows fill the buffers between the writer and a reader that reads nothing; XLSX rows, which
+      // deflate to a few bytes each, about 100,000 (some 70 KB of the file).
+      assert.equal(seen.pulled, pulledWhileStalled, 'the reading stopped while nobody read the output');
+      assert.ok(pulledWhileStalled < 200_000, `${pulledWhileStalled} rows were read while nobody read the output`);
       out.resume();
       await done;
-      assert.equal(seen.pulled, 60_000);
+      assert.equal(seen.pulled, total);
     });
   }
 });

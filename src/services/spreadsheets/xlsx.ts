@@ -1,5 +1,5 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
-import { spreadsheetDateText } from '../../domain/spreadsheet-cells.ts';
+import { spreadsheetDateText, unescapeXString } from '../../domain/spreadsheet-cells.ts';
 import { ZipArchive } from './zip.ts';
 
 /**
@@ -125,7 +125,7 @@ function stringItemReader(onItem: (text: string) => void) {
       text = '';
     },
     end(): void {
-      onItem(text ?? '');
+      onItem(unescapeXString(text ?? ''));
       text = null;
     },
     text(chunk: string): void {
