@@ -419,7 +419,7 @@ async function prepare(volumes: Volumes, servers: Server[], dataDir: string, san
   servers.push(sandbox);
   const credentialSets = new Map<string, CredentialSet>();
   for (const username of SANDBOX_USERNAMES) credentialSets.set(username, await issueCredentialSet(sandbox.baseUrl, username));
-  const database = await openDatabase(url === undefined ? { dataDir } : { databaseUrl: url, dataDir: TMP });
+  const database = await openDatabase(url === undefined ? { dataDir } : { databaseUrl: url, dataDir: TMP, statementTimeoutMs: 0 });
   try {
     const seeded = await seed(database, volumes, encryptionKey, credentialSets, url === undefined ? 1 : os.availableParallelism());
     const env: Record<string, string> = url === undefined ? { DATABASE_URL: '', DATA_DIR: dataDir } : { DATABASE_URL: url };

@@ -126,7 +126,8 @@ async function main(): Promise<void> {
   try {
     process.stderr.write(`seeding ${REQUESTS} requests of ${LINES} lines (${backend})…\n`);
     const seedStartedAt = performance.now();
-    const database = await openDatabase({ databaseUrl: databaseEnv.DATABASE_URL || undefined, dataDir });
+    // Seeding takes longer than the service's statement timeout.
+    const database = await openDatabase({ databaseUrl: databaseEnv.DATABASE_URL || undefined, dataDir, statementTimeoutMs: 0 });
     const { apiKey, customerId } = await seed(database).finally(() => database.close());
     process.stderr.write(`seeded in ${((performance.now() - seedStartedAt) / 1000).toFixed(1)} s; starting the sandbox authority and the service…\n`);
 

@@ -98,6 +98,8 @@ from generate_series(0, 99999) g`;
 async function inTransaction(database: Database, statement: string, parameters: unknown[]): Promise<void> {
   await database.db.transaction().execute(async (tx) => {
     await tx.executeQuery(CompiledQuery.raw('set local jit = off'));
+    // Seeding a million rows takes longer than the service's statement timeout (DATABASE_STATEMENT_TIMEOUT_MS).
+    await tx.executeQuery(CompiledQuery.raw('set local statement_timeout = 0'));
     await tx.executeQuery(CompiledQuery.raw(statement, parameters));
   });
 }

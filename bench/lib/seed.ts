@@ -126,7 +126,8 @@ export async function insertVerifiedCustomer(
 async function bulkInsert(database: Database, text: string, parameters: unknown[], settings: string[] = []): Promise<void> {
   await database.db.transaction().execute(async (tx) => {
     // JIT compilation costs about a second per statement here and saves nothing on these plans.
-    for (const setting of ['jit = off', ...settings]) {
+    // A million rows take longer than the service's statement timeout (DATABASE_STATEMENT_TIMEOUT_MS).
+    for (const setting of ['jit = off', 'statement_timeout = 0', ...settings]) {
       await tx.executeQuery(CompiledQuery.raw(`set local ${setting}`));
     }
     await tx.executeQuery(CompiledQuery.raw(text, parameters));

@@ -36,6 +36,22 @@ export async function migrateJobQueue(database: Database): Promise<void> {
 }
 
 /** A transaction as pg-boss's executor, so that the jobs it sends commit (or roll back) with the rows they belong to. */
+/**
+ * A queue of long runs, one at a time per key (`exclusive`), retried with back-off for as long as it takes: a run lasts
+ * as long as its data does, so its heartbeat, not its age, says it is alive.
+ */
+export async function createLongRunQueue(boss: PgBoss, queue: string, retry: { delaySeconds: number; maxDelaySeconds: number }): Promise<void> {
+  await boss.createQueue(queue, {
+    policy: 'exclusive',
+    heartbeatSeconds: HEARTBEAT_SECONDS,
+    retryLimit: 100_000,
+    retryDelay: retry.delaySeconds,
+    retryBackoff: true,
+    retryDelayMax: retry.maxDelaySeconds,
+    expireInSeconds: 24 * 3600,
+  });
+}
+
 export function executorOf(tx: Kysely<Schema>) {
   return {
     executeSql: async (text: string, values?: unknown[]) => ({ rows: [...(await tx.executeQuery(CompiledQuery.raw(text, values ?? []))).rows] }),

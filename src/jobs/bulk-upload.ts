@@ -5,7 +5,7 @@ import type { UploadProgress, UploadScheduler } from '../services/bulk-uploads.t
 import type { Database } from '../store/database.ts';
 import type { Schema } from '../store/schema.ts';
 import { unfinishedUploadIds } from '../store/uploads.ts';
-import { cancelOrphanedJobs, executorOf, HEARTBEAT_SECONDS } from './boss.ts';
+import { cancelOrphanedJobs, createLongRunQueue, executorOf, HEARTBEAT_SECONDS } from './boss.ts';
 import { runGuarded } from './poison.ts';
 
 const QUEUE = 'bulk-upload';
@@ -33,16 +33,8 @@ export class BulkUploadJobs implements UploadScheduler {
   }
 
   async start(): Promise<void> {
-    await this.#boss.createQueue(QUEUE, {
-      policy: 'exclusive',
-      heartbeatSeconds: HEARTBEAT_SECONDS,
-      retryLimit: 100_000,
-      retryDelay: RETRY_DELAY_SECONDS,
-      retryBackoff: true,
-      retryDelayMax: 60,
-      // A job runs as long as its upload takes (up to 51 pushes); its heartbeat, not its age, says it is alive.
-      expireInSeconds: 24 * 3600,
-    });
+    // A job runs as long as its upload takes (up to 51 pushes).
+    await createLongRunQueue(this.#boss, QUEUE, { delaySeconds: RETRY_DELAY_SECONDS, maxDelaySeconds: 60 });
   }
 
   /**

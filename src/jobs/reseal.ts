@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import type { ResealScheduler } from '../services/sealed-values.ts';
 import type { Database } from '../store/database.ts';
-import { cancelOrphanedJobs, HEARTBEAT_SECONDS } from './boss.ts';
+import { cancelOrphanedJobs, createLongRunQueue, HEARTBEAT_SECONDS } from './boss.ts';
 
 const QUEUE = 'encryption-reseal';
 /** One job for the whole ring: the queue holds at most one of it at a time. */
@@ -26,16 +26,7 @@ export class ResealJobs implements ResealScheduler {
   }
 
   async start(): Promise<void> {
-    await this.#boss.createQueue(QUEUE, {
-      policy: 'exclusive',
-      heartbeatSeconds: HEARTBEAT_SECONDS,
-      retryLimit: 100_000,
-      retryDelay: 30,
-      retryBackoff: true,
-      retryDelayMax: 3_600,
-      // A run takes as long as the data does; its heartbeat, not its age, says it is alive.
-      expireInSeconds: 24 * 3600,
-    });
+    await createLongRunQueue(this.#boss, QUEUE, { delaySeconds: 30, maxDelaySeconds: 3_600 });
   }
 
   /** Works the queue with `run` (which re-seals everything left); a run that leaves values it could not open fails, to be tried later. */

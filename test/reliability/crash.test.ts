@@ -29,30 +29,7 @@ async function crashRun(backend: Backend, t: TestContext): Promise<void> {
     await firstRefresh(client, customerId);
     const stream = new PushStream(customerId, await usableIrms(client, customerId, IRMS), random, { maxLines: 3, failLineRate: 0.1 });
 
-    let killsDuringStream = 0;
-    for (let round = 0; round <= KILLS; round++) {
-      const last = round === KILLS;
-      let stopping = false;
-      const workers = Array.from({ length: WORKERS }, async () => {
-        while (!stopping && stream.usableIrms > 0) {
-          if (random.chance(0.7)) await stream.pushOnce(client);
-          else await stream.pollOnce(client);
-        }
-      });
-      await sleep(last ? scaled(2_000, 5_000) : random.int(200, 2_500));
-      stopping = true;
-      if (last) {
-        await Promise.all(workers);
-        break;
-      }
-      await service.kill();
-      killsDuringStream += 1;
-      await Promise.all(workers);
-      await service.restart();
-      // The pushes the kill cut off, and the last ones acknowledged before it, retried with their Idempotency-Key.
-      await stream.retryUnanswered(client);
-      await stream.replayAcknowledged(client);
-    }
+    const killsDuringStream = await service.pushThroughKills(stream, { kills: KILLS, workers: WORKERS });
 
     // No more kills: the poller alone brings every open request to a final state.
     const settleStarted = Date.now();

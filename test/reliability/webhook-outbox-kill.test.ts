@@ -61,31 +61,14 @@ async function outboxKillRun(backend: Backend, t: TestContext): Promise<void> {
       await firstRefresh(client, customerId);
       const stream = new PushStream(customerId, await usableIrms(client, customerId, IRMS), random, { maxLines: 3, failLineRate: 0.1 });
 
-      let killsDuringStream = 0;
       let receivedAtKills = 0;
-      for (let round = 0; round <= KILLS; round++) {
-        const last = round === KILLS;
-        let stopping = false;
-        const workers = Array.from({ length: WORKERS }, async () => {
-          while (!stopping && stream.usableIrms > 0) {
-            if (random.chance(0.7)) await stream.pushOnce(client);
-            else await stream.pollOnce(client);
-          }
-        });
-        await sleep(last ? scaled(2_000, 5_000) : random.int(200, 2_500));
-        stopping = true;
-        if (last) {
-          await Promise.all(workers);
-          break;
-        }
-        await service.kill();
-        killsDuringStream += 1;
-        receivedAtKills += receiver.requests.length;
-        await Promise.all(workers);
-        await service.restart();
-        await stream.retryUnanswered(client);
-        await stream.replayAcknowledged(client);
-      }
+      const killsDuringStream = await service.pushThroughKills(stream, {
+        kills: KILLS,
+        workers: WORKERS,
+        onKill: () => {
+          receivedAtKills += receiver.requests.length;
+        },
+      });
 
       // No more kills: the poller settles every request, then the deliveries catch up with the events.
       const settleStarted = Date.now();

@@ -2,7 +2,8 @@ import type { TestContext } from 'node:test';
 import type { SandboxConfig } from '../../sandbox/config.ts';
 import { gatewayApiKey, gatewayEnv, httpClient, killGateway, startGateway, stopGateway, waitUntilReady, type RequestOptions, type Running } from './gateway.ts';
 import { scratchDatabase, startTestSandbox, type Backend, type TestResponse } from './harness.ts';
-import { Random, runSeed } from './reliability.ts';
+import type { PushStream } from './push-stream.ts';
+import { Random, runSeed, scaled } from './reliability.ts';
 import { sleep } from './workflow.ts';
 
 /**
@@ -82,6 +83,40 @@ export class KilledService {
     this.#running = startGateway(this.#env);
     this.#base = await waitUntilReady(this.#running);
     this.restartMs.push(Date.now() - restarting);
+  }
+
+  /**
+   * `workers` clients push and poll on `stream` (7 calls in 10 push) in rounds; each round but the last ends with a
+   * kill (after `onKill`, at its moment) and a restart, after which the calls the kill cut off and the last
+   * acknowledgements are retried with their Idempotency-Keys. The last round runs 2 s (5 s in a long run) and ends
+   * when the workers are done. Returns the kills made during the stream.
+   */
+  async pushThroughKills(stream: PushStream, options: { kills: number; workers: number; onKill?: () => void }): Promise<number> {
+    let kills = 0;
+    for (let round = 0; round <= options.kills; round++) {
+      const last = round === options.kills;
+      let stopping = false;
+      const workers = Array.from({ length: options.workers }, async () => {
+        while (!stopping && stream.usableIrms > 0) {
+          if (this.#random.chance(0.7)) await stream.pushOnce(this.client);
+          else await stream.pollOnce(this.client);
+        }
+      });
+      await sleep(last ? scaled(2_000, 5_000) : this.#random.int(200, 2_500));
+      stopping = true;
+      if (last) {
+        await Promise.all(workers);
+        break;
+      }
+      await this.kill();
+      kills += 1;
+      options.onKill?.();
+      await Promise.all(workers);
+      await this.restart();
+      await stream.retryUnanswered(this.client);
+      await stream.replayAcknowledged(this.client);
+    }
+    return kills;
   }
 
   /** SIGTERM (SIGKILL after 15 s); its output is kept. Does nothing once stopped or killed. */
