@@ -250,8 +250,13 @@ describeEachBackend('GenEBRC list pages', (h) => {
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .execute();
-    // Stored data the list cannot show (error details that are not a list): its record fails to render.
-    const corrupt = (id: string) => db.updateTable('genebrc_requests').set({ error_details: sql`'{"errors": "not a list"}'::jsonb` }).where('id', '=', id).execute();
+    // Stored data the list cannot show (error details that are not a list): its record fails to render. A final
+    // request's record, once rendered, is stored and never rendered again (a final request never changes), so the
+    // stored record goes too: the list renders the corrupted request anew.
+    const corrupt = async (id: string) => {
+      await db.updateTable('genebrc_requests').set({ error_details: sql`'{"errors": "not a list"}'::jsonb` }).where('id', '=', id).execute();
+      await db.deleteFrom('genebrc_request_records').where('request_id', '=', id).execute();
+    };
     const path = `/api/v1/genebrc?platformCustomerId=${customerId}&limit=100`;
 
     await corrupt(oldest!.id);
