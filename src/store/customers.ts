@@ -55,11 +55,15 @@ export async function insertCustomer(
 export async function findCustomer(db: Kysely<Schema>, platformId: string, id: string): Promise<CustomerRow | undefined> {
   if (!isUuid(id)) return undefined;
   // The most frequent query of all, written out once: building it with Kysely cost ~5% of a customer lookup's CPU.
-  const { rows } = await db.executeQuery<CustomerRow>(CompiledQuery.raw(FIND_CUSTOMER, [platformId, id]));
-  return rows[0];
+  // By the primary key alone, the platform compared here: on the embedded database planning the two-column condition
+  // cost 36 µs more a lookup (of the limit route's 840 µs), and the answer is the same (another platform's customer is
+  // not found).
+  const { rows } = await db.executeQuery<CustomerRow>(CompiledQuery.raw(FIND_CUSTOMER, [id]));
+  const row = rows[0];
+  return row !== undefined && row.platform_id === platformId ? row : undefined;
 }
 
-const FIND_CUSTOMER = 'select * from platform_customers where platform_id = $1 and id = $2';
+const FIND_CUSTOMER = 'select * from platform_customers where id = $1';
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);

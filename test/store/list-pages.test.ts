@@ -177,6 +177,38 @@ describeEachBackend('List pages', (h) => {
     assert.deepEqual(last.rows, forward);
   });
 
+  test('a later IRM page, with its total, is one statement; a page past the end reads its total on its own', async () => {
+    const { db } = h.database;
+    const platformId = h.platformA.id;
+    const customerId = await newCustomer(db, platformId, 'irm-one-statement@example.com');
+    // 25 IRMs over 5 days, 5 a day: pages of 10 begin mid-day.
+    await insertIrms(db, { platformId, customerId }, Array.from({ length: 25 }, (_, n) => irm(3, n, n % 5)));
+    const statements: string[] = [];
+    // A plugin sees every statement's result once (its query node is also seen for each subquery built into it).
+    const counted = db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements.push(args.queryId.queryId);
+        return args.result;
+      },
+    });
+    const cases = [
+      { filter: { customerId }, offset: 10, rows: 10, total: 25, statements: 1 },
+      { filter: { customerId }, offset: 20, rows: 5, total: 25, statements: 1 },
+      { filter: { customerId, fromDate: isoDay(3), toDate: isoDay(1) }, offset: 10, rows: 5, total: 15, statements: 1 },
+      { filter: { customerId }, offset: 30, rows: 0, total: 25, statements: 2 },
+      { filter: { customerId, fromDate: isoDay(3), toDate: isoDay(1) }, offset: 20, rows: 0, total: 15, statements: 2 },
+    ];
+    for (const { filter, offset, rows, total, statements: expected } of cases) {
+      statements.length = 0;
+      const page = await listIrms(counted, { ...filter, offset, limit: 10 });
+      const label = `${JSON.stringify(filter)} offset ${offset}`;
+      assert.deepEqual({ rows: page.rows.length, total: page.total }, { rows, total }, label);
+      assert.deepEqual(page.rows.map((row) => row.id), (await irmsForward(db, filter)).slice(offset, offset + 10), label);
+      assert.equal(statements.length, expected, `${label}: statements`);
+    }
+  });
+
   test('GenEBRC pages, a later one read from the UTC day it begins on, are the forward read, for every filter, limit and offset', async () => {
     const { db } = h.database;
     const platformId = h.platformA.id;
