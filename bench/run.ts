@@ -180,9 +180,6 @@ const serviceEnv: Record<string, string> = {
   AUTHORITY_MODE: 'sandbox',
   // The poller also works the uploads (src/service.ts); on by default, set so that the environment cannot turn it off.
   RUN_POLLER: 'true',
-  // No scheduled reconciliation: at the start it would pull the sandbox accounts' IRMs into the seeded customers (the
-  // big customer's count then differs from the seed's) and run every customer's reconciliation during the scenarios.
-  RECONCILE_INTERVAL_SECONDS: '0',
 };
 /** How long the sandbox takes to process an accepted push. */
 const SANDBOX_PROCESSING_DELAY_MS = 3_000;
