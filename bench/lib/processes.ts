@@ -203,7 +203,12 @@ export type CpuShares = {
   other: number;
   /** `ours` by group (load generator, service, database, ...), as shares of the machine. */
   groups: Record<string, number>;
+  /** The CPU time each group used, in seconds. */
+  groupSeconds: Record<string, number>;
 };
+
+/** /proc counts CPU time in clock ticks of 1/100 s (USER_HZ, 100 on every Linux this runs on). */
+const TICKS_PER_SECOND = 100;
 
 export type OwnProcess = { pid: number; group: string };
 
@@ -233,12 +238,14 @@ export class CpuMeter {
     const total = Math.max(1, machine.total - this.#machine.total);
     const busy = machine.busy - this.#machine.busy;
     const groups: Record<string, number> = {};
+    const groupSeconds: Record<string, number> = {};
     let ours = 0;
     for (const [pid, group] of own) {
       const used = Math.max(0, processJiffies(pid) - (this.#processes.get(pid) ?? 0));
       ours += used;
       groups[group] = (groups[group] ?? 0) + used / total;
+      groupSeconds[group] = (groupSeconds[group] ?? 0) + used / TICKS_PER_SECOND;
     }
-    return { busy: busy / total, ours: Math.min(busy, ours) / total, other: Math.max(0, busy - ours) / total, groups };
+    return { busy: busy / total, ours: Math.min(busy, ours) / total, other: Math.max(0, busy - ours) / total, groups, groupSeconds };
   }
 }

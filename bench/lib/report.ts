@@ -96,6 +96,12 @@ export const TARGETS = {
   push999P50Ms: 150,
   /** Acknowledged (Validated) lines/s under concurrent 999-line pushes, on PostgreSQL. */
   linesPerSecond: 20_000,
+  /**
+   * CPU per acknowledged line under concurrent 999-line pushes, on PostgreSQL, in µs: the service process's, and its
+   * database sessions' (their backends' process CPU time; the sandbox's sessions are apart).
+   */
+  serviceCpuPerLineUs: 40,
+  databaseCpuPerLineUs: 35,
   /** RSS of the service at rest, by backend. */
   restRssMb: { postgres: 300, embedded: 350 },
   /** Change to delivery of a webhook on an idle service, p99 (bench/webhooks.ts's target). */
@@ -251,6 +257,26 @@ export function evaluateTargets(run: RunResult): TargetRow[] {
         met,
         verdict: met ? 'met' : rate > 0 ? `missed: ${times(TARGETS.linesPerSecond / rate)} short` : 'missed: no push answered Validated in the measured time',
       });
+    }
+
+    const acknowledgedLines = (concurrent?.outcomes?.validated ?? 0) * (concurrent?.lines ?? 0);
+    if (concurrent?.cpu && backend.backend === 'postgres' && acknowledgedLines > 0) {
+      for (const [group, limitUs, label] of [
+        ['service', TARGETS.serviceCpuPerLineUs, 'Service CPU'],
+        ['database', TARGETS.databaseCpuPerLineUs, 'Its database’s CPU'],
+      ] as const) {
+        const perLineUs = ((concurrent.cpu.groupSeconds[group] ?? 0) * 1e6) / acknowledgedLines;
+        const met = perLineUs <= limitUs;
+        rows.push({
+          target: `${label} per acknowledged line, concurrent 999-line pushes: ratio to ${limitUs} µs`,
+          backend: name,
+          measured: `${perLineUs.toFixed(1)} µs (${(concurrent.cpu.groupSeconds[group] ?? 0).toFixed(2)} s of CPU for ${int(acknowledgedLines)} lines)`,
+          ratio: ratio(perLineUs / limitUs),
+          needed: '≤ 1.00',
+          met,
+          verdict: met ? 'met' : `missed: ${times(perLineUs / limitUs)} the limit`,
+        });
+      }
     }
 
     const push999 = byKey.get('push-999');
