@@ -27,8 +27,9 @@
  *           (0.7 when short); 0.5 for a partial (residual) fill.
  *   name    the name similarity; 0.5 when the invoice has no buyerName.
  *   country 1 same country, 0 different, 0.5 unknown (country names and ISO codes are both understood).
- *   date    1 − (gap / maxDaysAfterInvoice)², gap in days between invoice and remittance: concave, so that among
- *           equally good assignments the one with balanced gaps (first invoice paid first) wins.
+ *   date    1 − (gap / maxDaysAfterInvoice)² (1 when maxDaysAfterInvoice is 0), gap in days between invoice and
+ *           remittance: concave, so that among equally good assignments the one with balanced gaps (first
+ *           invoice paid first) wins.
  *
  * OBJECTIVE: choose allocations maximising Σ score(i, r) over the settlements made, subject to the hard rules,
  * preferring stronger evidence first. It is solved in stages, each on what the previous left over:
@@ -413,7 +414,8 @@ export function matchInvoices(input: MatchInput): MatchResult {
         const gap = irm.advance ? inv.day - irm.day : irm.day - inv.day;
         if (gap < 0 || gap > maxDays) continue;
         const countryMatch = inv.country === null || irm.country === null ? null : inv.country === irm.country;
-        const dateScore = 1 - (gap / maxDays) ** 2;
+        // With a window of 0 days the only eligible gap is 0 (and 0 / 0 would make every score NaN).
+        const dateScore = maxDays === 0 ? 1 : 1 - (gap / maxDays) ** 2;
         const pair: Pair = { inv, irm, nameSim, countryMatch, gap, evidence: evidenceOf(nameSim, countryMatch, dateScore) };
         (pairsByInvoice[inv.index] ??= []).push(pair);
         (pairsByIrm[irm.index] ??= []).push(pair);

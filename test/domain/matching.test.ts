@@ -79,6 +79,17 @@ describe('matchInvoices rules', () => {
     assert.equal(matchInvoices({ irms: [irm({ remittanceDate: '2025-03-10' })], invoices: [invoice()], maxDaysAfterInvoice: 30 }).allocations.length, 0);
   });
 
+  test('a window of 0 days takes a payment of the invoice day only, with a confidence between 0 and 1 (fast-check found NaN)', () => {
+    const sameDay = matchInvoices({ irms: [irm({ remittanceDate: '2025-02-01' })], invoices: [invoice()], maxDaysAfterInvoice: 0 });
+    assert.equal(sameDay.allocations.length, 1);
+    const { confidence } = sameDay.allocations[0]!;
+    assert.ok(confidence > 0.9 && confidence <= 1, `confidence ${confidence}`);
+    // A residual fill (the invoice worth less than the IRM) is scored by the same date rule.
+    const partial = matchInvoices({ irms: [irm({ remittanceDate: '2025-02-01' })], invoices: [invoice({ sbCumInvoiceValueinFCC: 1n })], maxDaysAfterInvoice: 0 });
+    for (const allocation of partial.allocations) assert.ok(allocation.confidence >= 0 && allocation.confidence <= 1, `confidence ${allocation.confidence}`);
+    assert.equal(matchInvoices({ irms: [irm({ remittanceDate: '2025-02-02' })], invoices: [invoice()], maxDaysAfterInvoice: 0 }).allocations.length, 0);
+  });
+
   test('names: an unrelated remitter is not matched even at the exact amount; a missing buyer name falls back to amounts', () => {
     assert.equal(matchInvoices({ irms: [irm({ remitterName: 'Zenith Marine Inc' })], invoices: [invoice()] }).allocations.length, 0);
     assert.equal(matchInvoices({ irms: [irm()], invoices: [invoice({ buyerName: null })] }).allocations.length, 1);
