@@ -83,7 +83,7 @@ describe('two services on one PostgreSQL database under concurrent pushes', { sk
       const refusedCodes: Record<string, number> = {};
       const winsPerIrm = new Map<string, number>();
       for (const [index, answer] of answers.entries()) {
-        assert.equal(answer.status, 200, answer.text);
+        assert.equal(answer.status, 200, `${answer.text}\n${problems.join('\n')}`);
         if (answer.body.ackStatus === 'Validated') {
           const irmNumber = bodies[index]!.plan.irm.irmNumber as string;
           winsPerIrm.set(irmNumber, (winsPerIrm.get(irmNumber) ?? 0) + 1);
