@@ -199,10 +199,14 @@ export async function refreshIrms(
   source: AuditSource | null,
 ) {
   const customer = requireVerified(await requireCustomer(context.db, platformId, customerId));
-  await puller.pull(customer);
-  // The pull is many transactions (a batch of IRMs each), and may be one another request started or one recent enough
-  // to reuse: the refresh the caller asked for is recorded once it is done, in a transaction of its own.
-  if (source !== null) await recordAuditAlone(context.db, source, { platformId, action: 'irm.refresh', target: { type: 'platform_customer', id: customer.id } });
+  const pulled = await puller.pull(customer);
+  // The pull is many transactions (a batch of IRMs each), and may be one another request started: a refresh that asked
+  // the authority is recorded once it is done, in a transaction of its own. A page served from a pull recent enough to
+  // reuse changed nothing and records nothing: an entry a page put every page of a platform in line for its chain's
+  // head (docs/decisions.md, "Audit trail").
+  if (source !== null && pulled !== null) {
+    await recordAuditAlone(context.db, source, { platformId, action: 'irm.refresh', target: { type: 'platform_customer', id: customer.id } });
+  }
   const { rows, total } = await store.listIrms(context.db, {
     customerId: customer.id,
     irmNumber: query.irmNumber,

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { sql } from 'kysely';
 import { purgeAuditBefore, verifyAuditChains } from '../../src/services/audit.ts';
 import { describeEachBackend, type Harness } from '../support/harness.ts';
+import { verifiedCustomer } from '../support/workflow.ts';
 
 /** Contract 14: the audit trail. */
 
@@ -87,6 +88,17 @@ describeEachBackend(
       assert.equal(future.length, 0);
       const wrong = await h.request('GET', '/api/v1/audit-log', { key: h.platformA.apiKey, query: { actorType: 'robot' } });
       assert.equal(wrong.status, 400);
+    });
+
+    test('an IRM refresh is recorded when it asked the authority, not for a page served from a recent pull', async () => {
+      const customerId = await verifiedCustomer(h, `audit-refresh.${randomUUID()}@example.com`);
+      const refresh = (page: number) => h.request('POST', '/api/v1/irm/refresh', { query: { platformCustomerId: customerId, page }, body: {} });
+      assert.equal((await refresh(1)).status, 200);
+      const afterPull = await entries(h, h.platformA.apiKey, { action: 'irm.refresh', targetId: customerId });
+      assert.equal(afterPull.length, 1, 'the refresh that pulled is recorded');
+      // Within IRM_REFRESH_INTERVAL_SECONDS (30 s): the pages come from that pull, and change nothing.
+      for (const page of [2, 3, 1]) assert.equal((await refresh(page)).status, 200);
+      assert.equal((await entries(h, h.platformA.apiKey, { action: 'irm.refresh', targetId: customerId })).length, 1);
     });
 
     test('the admin API and its audit log: platform, keys and users, all platforms, CSV with formulas neutralised', async () => {
