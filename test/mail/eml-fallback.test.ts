@@ -5,24 +5,30 @@ import { test } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { requestPasswordReset } from '../../src/services/mail/accounts.ts';
 import { addConsoleUser } from '../support/console.ts';
-import { describeEachBackend } from '../support/harness.ts';
+import { describeEachBackend, type Harness } from '../support/harness.ts';
 
 /**
  * Without SMTP_URL (the embedded default), every message is written as an .eml file in <DATA_DIR>/mail/, owner-only,
  * and listed on the console's Outbox page, so a newcomer reads what would have been sent.
  */
+/** The outbox row of the message to `address`, once it is sent (or as it is after 60 s). */
+async function outboxRowOnceSent(h: Harness, address: string): Promise<{ id: string; status: string } | undefined> {
+  const deadline = Date.now() + 60_000;
+  let row: { id: string; status: string } | undefined;
+  while (Date.now() < deadline) {
+    row = await h.database.db.selectFrom('mail_outbox').select(['id', 'status']).where('to_address', '=', address).executeTakeFirst();
+    if (row?.status === 'sent') break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return row;
+}
+
 describeEachBackend('e-mail without SMTP_URL', (h) => {
   test('a message is written to DATA_DIR/mail/<outbox id>.eml with mode 0600, whole and parseable, and is listed in the Outbox', async () => {
     const user = await addConsoleUser(h, h.platformA.id, `eml-${h.backend}@platform-a.example`);
     await requestPasswordReset(h.database.db, h.service.mailOutbox, user.email);
     const folder = path.join(h.config.dataDir, 'mail');
-    const deadline = Date.now() + 60_000;
-    let row: { id: string; status: string } | undefined;
-    while (Date.now() < deadline) {
-      row = await h.database.db.selectFrom('mail_outbox').select(['id', 'status']).where('to_address', '=', user.email).executeTakeFirst();
-      if (row?.status === 'sent') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const row = await outboxRowOnceSent(h, user.email);
     assert.equal(row?.status, 'sent', 'the message is recorded as written');
     const file = path.join(folder, `${row!.id}.eml`);
     assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'owner-only');
@@ -52,13 +58,7 @@ describeEachBackend('e-mail without SMTP_URL', (h) => {
     const user = await addConsoleUser(h, h.platformA.id, `monthly-eml-${h.backend}@platform-a.example`);
     await h.database.db.updateTable('console_users').set({ monthly_report: true }).where('id', '=', user.id).execute();
     assert.equal(await h.service.mail.composeMonthlyReports(new Date(Date.UTC(2026, 3, 1, 0, 10))), 1);
-    const deadline = Date.now() + 60_000;
-    let row: { id: string; status: string } | undefined;
-    while (Date.now() < deadline) {
-      row = await h.database.db.selectFrom('mail_outbox').select(['id', 'status']).where('to_address', '=', user.email).executeTakeFirst();
-      if (row?.status === 'sent') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const row = await outboxRowOnceSent(h, user.email);
     assert.equal(row?.status, 'sent');
     const parsed = await simpleParser(fs.readFileSync(path.join(h.config.dataDir, 'mail', `${row!.id}.eml`)));
     assert.equal(parsed.subject, '[Platform A] eBRC register for March 2026');
