@@ -284,8 +284,9 @@ export async function requestsWithLines(db: Kysely<Schema>, ids: readonly string
 /**
  * A page of a customer's requests, newest first, each with its line count, and, when the page's lines add up to at
  * most `lineBudget`, with its stored record (a final request's, genebrc_request_records) or else its lines (aggregated
- * only then: a page of large requests is never one value in memory, and a final request's lines are not read again). The total comes from the counts kept per customer and status (and per UTC day for date filters), or, for
- * one requestId, from the one row there may be. The page's ids come from the index alone and only their rows are
+ * only then: a page of large requests is never one value in memory, and a final request's lines are not read again).
+ * The total comes from the counts kept per customer and status (and per UTC day for date filters), or, for one
+ * requestId, from the one row there may be. The page's ids come from the index alone and only their rows are
  * read; a later page starts at the UTC day it begins on, found from genebrc_request_day_counts (readPage).
  */
 export async function listRequests(
