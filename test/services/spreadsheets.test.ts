@@ -155,6 +155,22 @@ describe('template', () => {
     assert.equal(sheet.getRow(2).getCell(SPREADSHEET_COLUMNS.indexOf('irmRemitAmtFCC') + 1).value, '100.00');
   });
 
+  test('xlsx: each column is as wide as its text in the first rows (within 12 and 60), so an eBRC number shows whole', async () => {
+    const { writeSpreadsheet } = await import('../../src/services/spreadsheets/write.ts');
+    const out = new PassThrough();
+    const chunks: Buffer[] = [];
+    out.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const rows = [['EBRC000000000000000001', 'x', 'y'.repeat(500)], ...Array.from({ length: 300 }, () => ['1', '2', '3'])];
+    await writeSpreadsheet('xlsx', [{ name: 'Widths', header: ['ebrcNumber', 'a', 'b'], rows }], out);
+    const workbook = new ExcelJS.Workbook();
+    const file = Buffer.concat(chunks);
+    await workbook.xlsx.load(file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength) as ArrayBuffer);
+    const sheet = workbook.worksheets[0]!;
+    assert.deepEqual([1, 2, 3].map((index) => sheet.getColumn(index).width), [24, 12, 60]);
+    assert.equal(sheet.rowCount, 302, 'the rows read ahead for the widths are written too, once');
+    assert.equal(sheet.getRow(2).getCell(1).value, 'EBRC000000000000000001');
+  });
+
   test('detectFormat reads the bytes first, then the name, then the content type', () => {
     assert.equal(detectFormat({ fileName: 'x.xlsx', head: Buffer.from('a,b\n') }), 'csv');
     assert.equal(detectFormat({ fileName: 'Lines.XLSX' }), 'xlsx');

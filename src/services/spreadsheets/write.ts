@@ -92,14 +92,35 @@ function rowXml(rowNumber: number, columns: readonly string[], cells: readonly (
   return `${xml}</row>`;
 }
 
+/** How many rows are read before the worksheet's column widths are set from them (and from the header). */
+const ROWS_SIZING_COLUMNS = 100;
+const MIN_COLUMN_WIDTH = 12;
+const MAX_COLUMN_WIDTH = 60;
+
+/** Each column's width in characters: its longest text among the header and `rows`, plus a margin, within bounds. */
+function columnWidths(header: readonly string[], rows: readonly (readonly (string | null)[])[]): number[] {
+  return header.map((title, index) => {
+    const longest = Math.max(title.length, ...rows.map((row) => row[index]?.length ?? 0));
+    return Math.min(MAX_COLUMN_WIDTH, Math.max(MIN_COLUMN_WIDTH, longest + 2));
+  });
+}
+
 /**
- * A worksheet's XML, made as its rows are read: the header row bold and frozen, every column text-formatted, every
- * cell an inline string. Yields chunks of about XML_CHUNK_CHARACTERS.
+ * A worksheet's XML, made as its rows are read: the header row bold and frozen, every column text-formatted and as
+ * wide as its text in the first ROWS_SIZING_COLUMNS rows (a 22-character eBRC number shows whole), every cell an
+ * inline string. Yields chunks of about XML_CHUNK_CHARACTERS.
  */
 async function* worksheetXml(sheet: Sheet): AsyncGenerator<string> {
   const columns = sheet.header.map((_, index) => columnName(index));
-  const widths = sheet.header
-    .map((column, index) => `<col min="${index + 1}" max="${index + 1}" width="${Math.max(12, column.length + 2)}" style="${TEXT_STYLE}" customWidth="1"/>`)
+  // One iterator over the sheet's rows, sync or async: the first ones are read ahead, then the rest.
+  const rows = (async function* allRows() {
+    yield* sheet.rows;
+  })();
+  const first: (readonly (string | null)[])[] = [];
+  let next = await rows.next();
+  for (; next.done !== true && first.length < ROWS_SIZING_COLUMNS; next = await rows.next()) first.push(next.value);
+  const widths = columnWidths(sheet.header, first)
+    .map((width, index) => `<col min="${index + 1}" max="${index + 1}" width="${width}" style="${TEXT_STYLE}" customWidth="1"/>`)
     .join('');
   let xml =
     `${XML_DECLARATION}<worksheet xmlns="${MAIN_NS}" xmlns:r="${RELATIONSHIP_NS}">` +
@@ -107,12 +128,19 @@ async function* worksheetXml(sheet: Sheet): AsyncGenerator<string> {
     `<sheetFormatPr defaultRowHeight="15"/>${widths === '' ? '' : `<cols>${widths}</cols>`}<sheetData>` +
     rowXml(1, columns, sheet.header, HEADER_STYLE);
   let rowNumber = 1;
-  for await (const row of sheet.rows) {
+  const add = function* (row: readonly (string | null)[]): Generator<string> {
     xml += rowXml(++rowNumber, columns, row, TEXT_STYLE);
     if (xml.length >= XML_CHUNK_CHARACTERS) {
       yield xml;
       xml = '';
     }
+  };
+  try {
+    for (const row of first) yield* add(row);
+    for (; next.done !== true; next = await rows.next()) yield* add(next.value);
+  } finally {
+    // Left early (a failure, the output closed): the rows' own finally blocks run.
+    if (next.done !== true) await rows.return(undefined);
   }
   yield `${xml}</sheetData></worksheet>`;
 }
