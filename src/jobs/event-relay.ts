@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Histogram } from 'prom-client';
 import { endpointWants } from '../domain/events.ts';
 import type { EventOutbox } from '../services/outbox.ts';
-import { claimUndispatched, markDispatched } from '../store/events.ts';
+import { dispatchOldest } from '../store/events.ts';
 import type { Schema } from '../store/schema.ts';
 import { endpointsForRelay, type NewAttempt } from '../store/webhook-attempts.ts';
 import type { WebhookDelivery } from './webhook-delivery.ts';
@@ -74,12 +74,12 @@ export class EventRelay {
   /** One batch, in one transaction; returns how many events it dispatched. */
   async relayBatch(): Promise<number> {
     const dispatched = await this.#db.transaction().execute(async (tx) => {
-      const events = await claimUndispatched(tx, BATCH);
+      const now = new Date();
+      const events = await dispatchOldest(tx, BATCH, now);
       if (events.length === 0) return [];
       const platformIds = [...new Set(events.filter((event) => event.endpoint_id === null).map((event) => event.platform_id))];
       const targeted = [...new Set(events.flatMap((event) => (event.endpoint_id === null ? [] : [event.endpoint_id])))];
       const endpoints = await endpointsForRelay(tx, platformIds, targeted);
-      const now = new Date();
       const attempts: NewAttempt[] = [];
       for (const event of events) {
         const targets = event.endpoint_id === null
@@ -88,7 +88,6 @@ export class EventRelay {
         for (const endpoint of targets) attempts.push({ id: randomUUID(), endpointId: endpoint.id, eventId: event.id, attempt: 1, retry: 0, dueAt: now });
       }
       await this.#delivery.schedule(tx, attempts);
-      await markDispatched(tx, events.map((event) => event.id), now);
       return events.map((event) => ({ id: event.id, lagSeconds: (now.getTime() - event.created_at.getTime()) / 1000, attempts: attempts.length }));
     });
     if (dispatched.length === 0) return 0;

@@ -35,25 +35,21 @@ export async function insertEvents(db: Kysely<Schema>, events: readonly NewEvent
       id text, platform_id uuid, platform_customer_id uuid, type text, data json, endpoint_id uuid, created_at timestamptz)`.execute(db);
 }
 
-/**
- * The oldest undispatched events, locked for the caller's transaction; events another relay holds are skipped, so
- * several processes relay side by side without dispatching an event twice.
- */
-export async function claimUndispatched(db: Kysely<Schema>, limit: number): Promise<EventRow[]> {
-  return db
-    .selectFrom('events')
-    .selectAll()
-    .where('dispatched_at', 'is', null)
-    .orderBy('seq')
-    .limit(limit)
-    .forUpdate()
-    .skipLocked()
-    .execute();
-}
+/** An event as the relay routes it: who it is for and what it is, not its data. */
+export type DispatchedEvent = { id: string; platform_id: string; type: string; endpoint_id: string | null; created_at: Date };
 
-export async function markDispatched(db: Kysely<Schema>, ids: readonly string[], at: Date): Promise<void> {
-  if (ids.length === 0) return;
-  await db.updateTable('events').set({ dispatched_at: at }).where('id', 'in', ids).execute();
+/**
+ * Marks the oldest undispatched events dispatched at `at`, in one statement, and returns them oldest first. Events
+ * another relay holds are skipped, so several processes relay side by side without dispatching an event twice; the
+ * caller's transaction holds the rows until it schedules their deliveries and commits. Their data is not read: routing
+ * needs only the type and the owner.
+ */
+export async function dispatchOldest(db: Kysely<Schema>, limit: number, at: Date): Promise<DispatchedEvent[]> {
+  const { rows } = await sql<DispatchedEvent & { seq: number }>`
+    update events set dispatched_at = ${at}
+    where id in (select id from events where dispatched_at is null order by seq limit ${limit} for update skip locked)
+    returning seq, id, platform_id, type, endpoint_id, created_at`.execute(db);
+  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
 }
 
 /** Deletes up to `limit` events created before `before` (their delivery attempts go with them); returns how many. */
