@@ -34,7 +34,8 @@ import { irmRefreshRoute } from './routes/irm/refresh.ts';
 import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
 import { reportRoutes } from './routes/reports/index.ts';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints/index.ts';
-import { compileRequestValidator, hasUnstorableText, unstorableText } from '../services/validation.ts';
+import { hasUnstorableText, unstorableText } from '../services/unstorable-text.ts';
+import { compileRequestValidator } from '../services/validation.ts';
 import { EbrcSchema } from '../schemas/ebrcs.ts';
 import { EventSchema } from '../schemas/events.ts';
 import { IrmSchema } from '../schemas/irms.ts';
@@ -129,12 +130,17 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   // that are not would silently become U+FFFD, so the body is read as bytes and checked first, then parsed by Fastify's
   // own parser (which refuses __proto__ and constructor.prototype keys).
   app.removeContentTypeParser(['text/plain', 'application/json']);
+  // Large bodies the worker found storable (its check of every string): the hook below need not walk them again.
+  const storableBodies = new WeakSet<object>();
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     if (isUtf8(body) && body.length >= OFF_THREAD_JSON_BYTES) {
       // Large bodies are parsed (and refused when absurd) in a worker thread: no request waits behind them.
       void parseJsonOffThread(body.toString('utf8')).then((outcome) => {
-        if ('value' in outcome) return done(null, outcome.value);
+        if ('value' in outcome) {
+          if (outcome.storable && typeof outcome.value === 'object' && outcome.value !== null) storableBodies.add(outcome.value);
+          return done(null, outcome.value);
+        }
         const failure = outcome.failure;
         done(
           failure.kind === 'syntax'
@@ -166,7 +172,9 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   registerErrorHandling(app, ROUTER_OPTIONS, database.availability);
   // After the schemas, before any route (and its Idempotency-Key) stores anything: text that cannot be stored as sent.
   app.addHook('preHandler', (request, _reply, done) => {
-    if (!hasUnstorableText(request.params) && !hasUnstorableText(request.query) && !hasUnstorableText(request.body)) return done();
+    const body = request.body;
+    const bodyStorable = (typeof body === 'object' && body !== null && storableBodies.has(body)) || !hasUnstorableText(body);
+    if (bodyStorable && !hasUnstorableText(request.params) && !hasUnstorableText(request.query)) return done();
     const errors = [...unstorableText(request.params), ...unstorableText(request.query), ...unstorableText(request.body)];
     const detail = errors.length === 1 ? `The request has an invalid field: ${errors[0]!.message}` : `The request has ${errors.length} invalid fields; see errors.`;
     done(new AppError('validation_failed', detail, { errors }));

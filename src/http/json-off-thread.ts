@@ -4,7 +4,8 @@ import type { ParsedJsonProblem } from './json-limits.ts';
 /** Bodies at least this large are parsed in a worker thread; smaller ones take well under a millisecond to parse. */
 export const OFF_THREAD_JSON_BYTES = 256 * 1024;
 
-export type OffThreadOutcome = { value: unknown } | { failure: { kind: 'syntax'; message: string } | ({ kind: 'shape' } & ParsedJsonProblem) };
+/** `storable`: the value holds no text the database cannot keep as sent (../services/unstorable-text.ts). */
+export type OffThreadOutcome = { value: unknown; storable: boolean } | { failure: { kind: 'syntax'; message: string } | ({ kind: 'shape' } & ParsedJsonProblem) };
 
 let worker: Worker | undefined;
 let nextId = 0;

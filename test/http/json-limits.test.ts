@@ -24,3 +24,13 @@ test('a large body nested 9,344 deep is answered by the worker (it once never wa
   assert.equal(outcome.failure.kind, 'shape');
   if (outcome.failure.kind === 'shape') assert.equal(outcome.failure.code, 'too_deep');
 });
+
+test('the worker says whether a body holds text the database cannot keep (NUL, an unpaired surrogate), wherever it is', async () => {
+  const pad = 'x'.repeat(300_000);
+  const clean = await parseJsonOffThread(JSON.stringify({ pad, lines: [{ a: 'ok \ud83d\ude00' }] }));
+  assert.ok('value' in clean && clean.storable);
+  for (const bad of ['a\\u0000b', '\\ud800', 'x\\udfff']) {
+    const outcome = await parseJsonOffThread(`{"pad":"${pad}","lines":[{"a":"ok"},{"b":["${bad}"]}]}`);
+    assert.ok('value' in outcome && !outcome.storable, bad);
+  }
+});

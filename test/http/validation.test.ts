@@ -7,7 +7,9 @@ import { EventListQuery } from '../../src/schemas/events.ts';
 import { PushBodySchema, RequestListQuery } from '../../src/schemas/genebrc-requests.ts';
 import { IrmRefreshQuery } from '../../src/schemas/irms.ts';
 import { CustomerListQuery } from '../../src/schemas/platform-customers.ts';
-import { compileRequestValidator, hasUnstorableText, unstorableText } from '../../src/services/validation.ts';
+import { hasUnstorableText, unstorableText } from '../../src/services/unstorable-text.ts';
+import { compileRequestValidator } from '../../src/services/validation.ts';
+import { OFF_THREAD_JSON_BYTES } from '../../src/http/json-off-thread.ts';
 import { backends, expectProblem, injectRaw, startHarness } from '../support/harness.ts';
 
 /** Text PostgreSQL cannot keep as sent: NUL, or a surrogate without its pair. */
@@ -173,6 +175,22 @@ describe('the same messages over HTTP', () => {
     const problem = expectProblem(await raw('POST', '/api/v1/genebrc/push-irm', body), 400, 'validation_failed');
     assert.deepEqual(problem.errors.map((e: FieldError) => [e.path, e.code]), [['/ebrcBulkGenDtos/0/mappedIRMAmountFCC', 'out_of_range']]);
     assert.match(problem.detail, /mappedIRMAmountFCC is out of range: .*at most two decimals/);
+  });
+
+  test('a body large enough to be parsed off the event loop is checked for unstorable text too (the worker checks it)', async () => {
+    const line = { serialNo: 1, uploadType: 101, branchSlNo: 0, irmIfscCode: 'HDFC0000240', irmAdCode: '0510002', irmNumber: 'HDFCIR0599001001001807', irmDt: '2026-11-24', irmFCC: 'EUR', irmPurposeCode: 'P0102', irmRemitAmtFCC: 42575.67, sbCumInvoiceNumber: '1001', sbCumInvoiceDate: '2026-11-24', portCode: 'INDEL4', billNo: 'B1', sbCumInvoiceFCC: 'EUR', sbCumInvoiceValueinFCC: 1, mappedIRMAmountFCC: 1, isVostro: 'N' };
+    const lines = Array.from({ length: 999 }, (_, index) => ({ ...line, serialNo: index + 1 }));
+    const body = (bad: string) => {
+      const text = JSON.stringify({ platformCustomerId: '9abc98c4-0391-4bdb-8c21-7fe9cd15d4fe', recordResCount: 999, uploadType: '101', decalarationFlag: 'Y', ebrcBulkGenDtos: lines });
+      const at = text.lastIndexOf('"billNo":"B1"');
+      return `${text.slice(0, at)}"billNo":"B1${bad}"${text.slice(at + '"billNo":"B1"'.length)}`;
+    };
+    for (const bad of ['\\u0000', '\\udc00']) {
+      const sent = body(bad);
+      assert.ok(sent.length > OFF_THREAD_JSON_BYTES, 'parsed by the worker');
+      const problem = expectProblem(await raw('POST', '/api/v1/genebrc/push-irm', sent), 400, 'validation_failed');
+      assert.deepEqual(problem.errors.map((e: FieldError) => [e.path, e.code]), [['/ebrcBulkGenDtos/998/billNo', 'invalid_character']], bad);
+    }
   });
 
   test('every date filter: 400 naming YYYY-MM-DD', async () => {
