@@ -192,8 +192,8 @@ function storedStatuses(status: string): string[] {
   return status === 'PENDING' ? ['PENDING', 'SUBMITTING'] : [status];
 }
 
-/** A request's line as a list shows it: its status entry and the payload as pushed. */
-export type ListedLine = {
+/** A request's line as the status operation and the events show it: its outcome, without the payload as pushed. */
+export type LineState = {
   serialNo: number;
   irmNumber: string;
   sbCumInvoiceNumber: string;
@@ -201,8 +201,13 @@ export type ListedLine = {
   ebrcNumber: string | null;
   ebrcDate: string | null;
   errorDetails: ErrorDetail[];
-  payload: Record<string, unknown>;
 };
+
+/** A request's line as a list shows it: its state and the payload as pushed. */
+export type ListedLine = LineState & { payload: Record<string, unknown> };
+
+/** A request with its lines' states, read in one statement. */
+export type RequestWithLineStates = RequestRow & { lines: LineState[] };
 
 /** A request with its lines, read in one statement. */
 export type ListedRequest = RequestRow & { lines: ListedLine[] };
@@ -229,12 +234,20 @@ const LINES = sql<ListedLine[]>`(
     'errorDetails', line.error_details, 'payload', line.payload) order by line.line_index), '[]')
   from genebrc_request_lines line where line.request_id = genebrc_requests.id)`;
 
-/** A customer's request by its requestId, with its lines, in one statement. */
-export async function findRequestOfCustomer(db: Kysely<Schema>, customerId: string, requestId: string): Promise<ListedRequest | undefined> {
+/** LINES without the payloads: a 999-line request's payloads are about 1 MB that a status view does not show. */
+const LINE_STATES = sql<LineState[]>`(
+  select coalesce(json_agg(json_build_object(
+    'serialNo', line.serial_no, 'irmNumber', line.irm_number, 'sbCumInvoiceNumber', line.sb_cum_invoice_number,
+    'status', line.status, 'ebrcNumber', line.ebrc_number, 'ebrcDate', line.ebrc_date,
+    'errorDetails', line.error_details) order by line.line_index), '[]')
+  from genebrc_request_lines line where line.request_id = genebrc_requests.id)`;
+
+/** A customer's request by its requestId, with its lines' states, in one statement. */
+export async function findRequestOfCustomer(db: Kysely<Schema>, customerId: string, requestId: string): Promise<RequestWithLineStates | undefined> {
   return db
     .selectFrom('genebrc_requests')
     .selectAll()
-    .select(LINES.as('lines'))
+    .select(LINE_STATES.as('lines'))
     .where('platform_customer_id', '=', customerId)
     .where('request_id', '=', requestId)
     .executeTakeFirst();
@@ -279,6 +292,11 @@ export async function storeRecords(db: Kysely<Schema>, records: readonly { id: s
 export async function requestsWithLines(db: Kysely<Schema>, ids: readonly string[]): Promise<ListedRequest[]> {
   if (ids.length === 0) return [];
   return db.selectFrom('genebrc_requests').selectAll().select(LINES.as('lines')).where('id', 'in', ids).execute();
+}
+
+/** One request with its lines' states (no payloads). */
+export async function requestWithLineStates(db: Kysely<Schema>, id: string): Promise<RequestWithLineStates | undefined> {
+  return db.selectFrom('genebrc_requests').selectAll().select(LINE_STATES.as('lines')).where('id', '=', id).executeTakeFirst();
 }
 
 /**

@@ -131,14 +131,16 @@ export class RequestLifecycle {
     from: StoredRequestStatus,
     to: StoredRequestStatus,
     change: (tx: Kysely<Schema>) => Promise<boolean>,
-    check?: (moved: store.ListedRequest) => void,
+    check?: (moved: store.RequestWithLineStates) => void,
   ): Promise<RequestStatusView | null> {
     assertTransition(from, to);
     return this.#commit(async (tx) => {
       if (!(await change(tx))) return { view: null };
-      const moved = await this.#read(tx, id);
+      // A final request's record shows its lines' payloads; any other move's view and event show only their states.
+      const final = isFinal(to) ? await this.#read(tx, id) : null;
+      const moved = final ?? (await this.#readStates(tx, id));
       check?.(moved);
-      if (isFinal(to)) await this.#keepRecord(tx, moved);
+      if (final) await this.#keepRecord(tx, final);
       const ebrcs = to === 'PROCESSED' || to === 'PARTIALLY_PROCESSED' ? await ebrcsOfRequest(tx, id) : [];
       const view = await this.#record(tx, moved, ebrcs);
       if (to !== 'PENDING') {
@@ -158,7 +160,7 @@ export class RequestLifecycle {
   }
 
   /** The request's event (its status view as data) and one per eBRC it generated, written last in the transaction. */
-  async #record(tx: Kysely<Schema>, request: store.ListedRequest, ebrcs: readonly LocalEbrcRow[]): Promise<RequestStatusView> {
+  async #record(tx: Kysely<Schema>, request: store.RequestWithLineStates, ebrcs: readonly LocalEbrcRow[]): Promise<RequestStatusView> {
     const view = statusView(request);
     const owner = { platformId: request.platform_id, platformCustomerId: request.platform_customer_id };
     // The eBRCs join the customer's register (contract 13) in this transaction, as their event does.
@@ -173,6 +175,12 @@ export class RequestLifecycle {
 
   async #read(tx: Kysely<Schema>, id: string): Promise<store.ListedRequest> {
     const [request] = await store.requestsWithLines(tx, [id]);
+    if (!request) throw new Error(`Request ${id} vanished inside its own transaction`);
+    return request;
+  }
+
+  async #readStates(tx: Kysely<Schema>, id: string): Promise<store.RequestWithLineStates> {
+    const request = await store.requestWithLineStates(tx, id);
     if (!request) throw new Error(`Request ${id} vanished inside its own transaction`);
     return request;
   }

@@ -20,7 +20,7 @@ export function errorDetail(detail: ErrorDetail): ErrorDetail {
 }
 
 /** A stored line as the status operation, the list and the events show it. */
-export function lineEntry(line: store.ListedLine): LineStatusEntry {
+export function lineEntry(line: store.LineState): LineStatusEntry {
   return {
     serialNo: line.serialNo,
     irmNumber: line.irmNumber,
@@ -64,7 +64,7 @@ export function recordJson(request: store.ListedRequest): string {
 }
 
 /** A request with its lines, as the status operation answers it. */
-export function statusView(request: store.ListedRequest): RequestStatusView {
+export function statusView(request: store.RequestWithLineStates): RequestStatusView {
   const entries = request.lines.map(lineEntry);
   let generated = 0;
   let failed = 0;
