@@ -141,7 +141,7 @@ export async function insertRegistered(
       realised_value_fcc, currency, iec_code, request_id, source, status)
     select gen_random_uuid(), ${owner.platformId}::uuid, ${owner.customerId}::uuid, n.ebrc_number, n.ebrc_date, n.irm_number, n.sb_cum_invoice_number,
       n.sb_cum_invoice_date, n.realised_value_fcc, n.currency, n.iec_code, n.request_id, n.source, n.status
-    from jsonb_to_recordset(${JSON.stringify(ebrcs)}::jsonb) as n(
+    from jsonb_to_recordset(${JSON.stringify(ebrcs, storableText)}::jsonb) as n(
       ebrc_number text, ebrc_date date, irm_number text, sb_cum_invoice_number text, sb_cum_invoice_date date,
       realised_value_fcc numeric, currency text, iec_code text, request_id text, source text, status text)
     on conflict (platform_customer_id, ebrc_number) ${onConflict}
@@ -151,10 +151,19 @@ export async function insertRegistered(
   return rows.sort((a, b) => order.get(a.ebrc_number)! - order.get(b.ebrc_number)!);
 }
 
+/**
+ * The authority's text as a bound text parameter stores it: half a surrogate pair becomes U+FFFD (pg encodes parameters
+ * as UTF-8, which cannot carry it). In JSON it would be a `\ud800` escape, which jsonb refuses: one such eBRC would fail
+ * its whole batch, where as a column value it is kept.
+ */
+function storableText(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? value.toWellFormed() : value;
+}
+
 /** Rewrites registered eBRCs with the authority's latest values; the source and requestId stay as registered. */
 export async function updateRegistered(db: Kysely<Schema>, ebrcs: readonly (RegisterValues & { id: string })[]): Promise<RegisteredEbrcRow[]> {
   if (ebrcs.length === 0) return [];
-  const rows = JSON.stringify(ebrcs);
+  const rows = JSON.stringify(ebrcs, storableText);
   const { rows: updated } = await sql<RegisteredEbrcRow>`
     update ebrcs set
       ebrc_date = n.ebrc_date, irm_number = n.irm_number, sb_cum_invoice_number = n.sb_cum_invoice_number,

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { test } from 'node:test';
+import { insertCustomer } from '../../src/store/customers.ts';
+import { insertRegistered, updateRegistered, type RegisterValues } from '../../src/store/ebrcs.ts';
+import { describeEachBackend } from '../support/harness.ts';
+
+function ebrc(number: string, changes: Partial<RegisterValues> = {}): RegisterValues {
+  return {
+    ebrc_number: number,
+    ebrc_date: '2026-11-20',
+    irm_number: 'HDFCIR0599001001001807',
+    sb_cum_invoice_number: 'INV-1',
+    sb_cum_invoice_date: '2026-11-01',
+    realised_value_fcc: '1234567890123.45',
+    currency: 'USD',
+    iec_code: '0599001001',
+    request_id: null,
+    source: 'elsewhere',
+    status: 'generated',
+    ...changes,
+  };
+}
+
+describeEachBackend('The eBRC register store', (h) => {
+  const newCustomer = async () => {
+    const id = randomUUID();
+    await insertCustomer(h.database.db, { id, platformId: h.platformA.id, name: 'Register', email: `register-${id}@example.com`, type: 'customer', companyName: 'Co', address: null });
+    return { platformId: h.platformA.id, customerId: id };
+  };
+
+  test('a batch is written in one statement and returned in the order given, amounts exact; an existing eBRC is kept or claimed', async () => {
+    const owner = await newCustomer();
+    const numbers = Array.from({ length: 50 }, (_, index) => `EBRC${String(50 - index).padStart(16, '0')}`);
+    const written = await insertRegistered(h.database.db, owner, numbers.map((number) => ebrc(number)));
+    assert.deepEqual(written.map((row) => row.ebrc_number), numbers);
+    assert.deepEqual([written[0]!.realised_value_fcc, written[0]!.ebrc_date, written[0]!.sb_cum_invoice_date], ['1234567890123.45', '2026-11-20', '2026-11-01']);
+    assert.equal(new Set(written.map((row) => row.id)).size, 50);
+
+    const kept = await insertRegistered(h.database.db, owner, [ebrc(numbers[0]!, { source: 'this_service', request_id: 'R1' })], 'keep');
+    assert.deepEqual(kept, [], 'keep: nothing written');
+    const [claimed] = await insertRegistered(h.database.db, owner, [ebrc(numbers[0]!, { source: 'this_service', request_id: 'R1', currency: 'EUR' })], 'claim');
+    assert.deepEqual([claimed!.id, claimed!.source, claimed!.request_id, claimed!.currency], [written[0]!.id, 'this_service', 'R1', 'USD']);
+  });
+
+  test("the authority's text with half a surrogate pair is kept as a text parameter keeps it (U+FFFD), not refused with its batch", async () => {
+    const owner = await newCustomer();
+    const [row] = await insertRegistered(h.database.db, owner, [ebrc('EBRC-ODD-1', { sb_cum_invoice_number: 'INV\uD800-2' })]);
+    assert.equal(row!.sb_cum_invoice_number, 'INV\uFFFD-2');
+    const [updated] = await updateRegistered(h.database.db, [{ ...ebrc('EBRC-ODD-1', { sb_cum_invoice_number: 'INV-\uDC00' }), id: row!.id }]);
+    assert.equal(updated!.sb_cum_invoice_number, 'INV-\uFFFD');
+  });
+});
