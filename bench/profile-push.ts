@@ -21,8 +21,10 @@ import { allIrms, ApiClient, createVerifiedCustomer, type ApiIrm } from './lib/a
 import { load } from './lib/load.ts';
 import { CpuMeter, freePort, startServer, type Server } from './lib/processes.ts';
 import { formatCount, log } from './lib/progress.ts';
+import { BENCH_SERVICE_ENV } from './lib/start-script.ts';
 import { IrmPool } from './lib/pushes.ts';
-import { SANDBOX_APPLICATION_NAME, SANDBOX_PASSWORD, issueCredentialSet, startSandboxProgram } from './lib/sandbox.ts';
+import { SANDBOX_APPLICATION_NAME, SANDBOX_PASSWORD, SANDBOX_PROCESSING_DELAY_MS, issueCredentialSet, startSandboxProgram } from './lib/sandbox.ts';
+import { admin, scratchDatabaseUrl } from './lib/scratch-postgres.ts';
 import { SANDBOX_USERNAMES, seed } from './lib/seed.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -37,21 +39,15 @@ const { values: flags } = parseArgs({
 const SECONDS = Number(flags.seconds);
 const CONNECTIONS = Number(flags.connections);
 
-const adminUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DATABASE = 'ebrc_profile';
 const SERVICE_APPLICATION_NAME = 'ebrc-profile-service';
-
-function databaseUrl(name: string, applicationName?: string): string {
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  if (applicationName) url.searchParams.set('application_name', applicationName);
-  return url.toString();
-}
+/** This program's own session, which reads pg_stat_activity: not counted. */
+const OWN_APPLICATION_NAME = 'ebrc-profile-bench';
 
 type Frame = { functionName: string; url: string; lineNumber: number };
 type CpuProfile = { nodes: { id: number; callFrame: Frame; children?: number[] }[]; samples: number[]; timeDeltas: number[] };
 
-/** Self time by function and by module (node_modules package, our file, or Node's own). */
+/** Self time by function and by module (a node_modules package, one of our files, Node's own module, or native code). */
 function summarise(profile: CpuProfile): string {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const self = new Map<number, number>();
@@ -66,7 +62,7 @@ function summarise(profile: CpuProfile): string {
     const url = frame.url.replace(`file://${ROOT}/`, '');
     const module = url.includes('node_modules/')
       ? url.slice(url.lastIndexOf('node_modules/') + 13).split('/').slice(0, url.includes('node_modules/@') ? 2 : 1).join('/')
-      : url === '' ? `(${frame.functionName.replace(/[()]/g, '') || 'native'})` : url.startsWith('node:') ? url : url;
+      : url === '' ? `(${frame.functionName.replace(/[()]/g, '') || 'native'})` : url;
     byModule.set(module, (byModule.get(module) ?? 0) + micros);
     const name = `${frame.functionName || '(anonymous)'} ${url}:${frame.lineNumber + 1}`;
     byFunction.set(name, (byFunction.get(name) ?? 0) + micros);
@@ -79,19 +75,25 @@ function summarise(profile: CpuProfile): string {
 async function main(): Promise<void> {
   fs.mkdirSync(PROFILES, { recursive: true });
   const servers: Server[] = [];
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
+  for (const name of [DATABASE, `${DATABASE}_sandbox`]) {
+    await admin(`drop database if exists "${name}" with (force)`);
+    await admin(`create database "${name}"`);
+  }
+  const sessions = new pg.Client({ connectionString: scratchDatabaseUrl(DATABASE, OWN_APPLICATION_NAME) });
+  await sessions.connect();
   try {
-    for (const name of [DATABASE, `${DATABASE}_sandbox`]) {
-      await admin.query(`drop database if exists "${name}" with (force)`);
-      await admin.query(`create database "${name}"`);
-    }
-    const sandbox = await startSandboxProgram({ name: 'profile-sandbox', storage: { databaseUrl: databaseUrl(`${DATABASE}_sandbox`) }, port: await freePort(), processingDelayMs: 3_000, logDir: TMP });
+    const sandbox = await startSandboxProgram({
+      name: 'profile-sandbox',
+      storage: { databaseUrl: scratchDatabaseUrl(`${DATABASE}_sandbox`) },
+      port: await freePort(),
+      processingDelayMs: SANDBOX_PROCESSING_DELAY_MS,
+      logDir: TMP,
+    });
     servers.push(sandbox);
     const credentialSets = new Map<string, CredentialSet>();
     for (const username of SANDBOX_USERNAMES) credentialSets.set(username, await issueCredentialSet(sandbox.baseUrl, username));
     const encryptionKey = randomBytes(32);
-    const database = await openDatabase({ databaseUrl: databaseUrl(DATABASE), dataDir: TMP });
+    const database = await openDatabase({ databaseUrl: scratchDatabaseUrl(DATABASE), dataDir: TMP });
     const seeded = await seed(database, { customers: 20, bigCustomerIrms: 2_000, irmsPerCustomer: 200, bigCustomerRequests: 100, requestCustomers: 5, requestsPerCustomer: 10 }, encryptionKey, credentialSets, os.availableParallelism())
       .finally(() => database.close());
     for (const file of fs.readdirSync(PROFILES)) fs.rmSync(path.join(PROFILES, file));
@@ -100,19 +102,10 @@ async function main(): Promise<void> {
       script: path.join(ROOT, 'src', 'main.ts'),
       nodeFlags: flags['no-profile'] ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`],
       env: {
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        AUTHORITY_MODE: 'sandbox',
+        ...BENCH_SERVICE_ENV,
         AUTHORITY_URL: sandbox.baseUrl,
         ENCRYPTION_KEY: encryptionKey.toString('base64'),
-        DATABASE_URL: databaseUrl(DATABASE, SERVICE_APPLICATION_NAME),
-        RATE_LIMIT_PER_SECOND: '1000000',
-        RATE_LIMIT_BURST: '1000000',
-        IRM_REFRESH_INTERVAL_SECONDS: '86400',
-        POLL_INTERVAL_SECONDS: '2',
-        // As `npm run bench`: no scheduled reconciliation (at start it would pull every seeded customer's IRMs).
-        RECONCILE_INTERVAL_SECONDS: '0',
-        RUN_POLLER: 'true',
+        DATABASE_URL: scratchDatabaseUrl(DATABASE, SERVICE_APPLICATION_NAME),
       },
       port: await freePort(),
       readyPath: '/ready',
@@ -132,7 +125,10 @@ async function main(): Promise<void> {
     const cpu = new CpuMeter(async () => [
       { pid: service.pid, group: 'service' },
       { pid: sandbox.pid, group: 'sandbox' },
-      ...(await admin.query<{ pid: number; application_name: string }>('select pid, application_name from pg_stat_activity where datname like $1', [`${DATABASE}%`])).rows.map((row) => ({
+      ...(await sessions.query<{ pid: number; application_name: string }>(
+        'select pid, application_name from pg_stat_activity where datname like $1 and application_name <> $2',
+        [`${DATABASE}%`, OWN_APPLICATION_NAME],
+      )).rows.map((row) => ({
         pid: row.pid,
         group: row.application_name === SANDBOX_APPLICATION_NAME ? 'sandbox database' : row.application_name === SERVICE_APPLICATION_NAME ? 'database' : 'other database',
       })),
@@ -159,7 +155,7 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const server of servers.reverse()) await server.stop();
-    await admin.end();
+    await sessions.end();
   }
 }
 

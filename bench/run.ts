@@ -40,10 +40,18 @@ import {
 import { load, type LoadOptions, type Measured } from './lib/load.ts';
 import { CpuMeter, RssSampler, freePort, heapOf, rssOf, startServer, type Server } from './lib/processes.ts';
 import { git } from './lib/repo.ts';
-import { startScript } from './lib/start-script.ts';
+import { BENCH_SERVICE_ENV, startScript } from './lib/start-script.ts';
 import { ProgressBar, formatCount, log } from './lib/progress.ts';
 import { IrmPool } from './lib/pushes.ts';
-import { SANDBOX_APPLICATION_NAME, SANDBOX_PASSWORD, issueCredentialSet, sandboxSettings, startSandboxProgram, type SandboxStorage } from './lib/sandbox.ts';
+import {
+  SANDBOX_APPLICATION_NAME,
+  SANDBOX_PASSWORD,
+  SANDBOX_PROCESSING_DELAY_MS,
+  issueCredentialSet,
+  sandboxSettings,
+  startSandboxProgram,
+  type SandboxStorage,
+} from './lib/sandbox.ts';
 import {
   renderReport,
   renderSummary,
@@ -163,26 +171,6 @@ if (!Number.isInteger(plan.uploadRows) || plan.uploadRows < 1) throw new Error(`
 const adminUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const benchDatabase = process.env.BENCH_DATABASE ?? 'ebrc_bench';
 const encryptionKey = randomBytes(32);
-
-const serviceEnv: Record<string, string> = {
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT_PER_SECOND: '1000000',
-  RATE_LIMIT_BURST: '1000000',
-  // Seeded customers count as pulled now: a refresh within a day answers from the store.
-  IRM_REFRESH_INTERVAL_SECONDS: '86400',
-  POLL_INTERVAL_SECONDS: '2',
-  // No scheduled reconciliation: at start it finds the seeded customers due and pulls their IRMs from the sandbox (the
-  // big customer's count then differs from the seed's, and the pulls take the machine during the measurements).
-  // Reconciliation has its own benchmark (bench/reconcile.ts).
-  RECONCILE_INTERVAL_SECONDS: '0',
-  // AUTHORITY_URL is the sandbox's, started for each backend.
-  AUTHORITY_MODE: 'sandbox',
-  // The poller also works the uploads (src/service.ts); on by default, set so that the environment cannot turn it off.
-  RUN_POLLER: 'true',
-};
-/** How long the sandbox takes to process an accepted push. */
-const SANDBOX_PROCESSING_DELAY_MS = 3_000;
 
 function databaseUrl(name: string): string {
   const url = new URL(adminUrl);
@@ -502,7 +490,7 @@ async function measureService(backend: 'postgres' | 'embedded', errors: Record<s
     const service = await startServer({
       name: `service-${backend}`,
       script: path.join(ROOT, 'src', 'main.ts'),
-      env: { ...serviceEnv, ...env, ENCRYPTION_KEY: encryptionKey.toString('base64') },
+      env: { ...BENCH_SERVICE_ENV, ...env, ENCRYPTION_KEY: encryptionKey.toString('base64') },
       port: await freePort(),
       readyPath: '/ready',
       logDir: path.join(TMP, 'logs'),
@@ -754,7 +742,7 @@ async function main(): Promise<number> {
       readConnections: plan.readConnections,
       quietWaitSeconds: plan.quietWaitSeconds,
       quietBudgetSeconds: plan.quietBudgetSeconds,
-      serviceEnv: { ...startScript().env, ...serviceEnv },
+      serviceEnv: { ...startScript().env, ...BENCH_SERVICE_ENV },
       sandboxEnv: sandboxSettings(SANDBOX_PROCESSING_DELAY_MS),
     },
     backends,

@@ -16,6 +16,9 @@ export const SANDBOX_APPLICATION_NAME = 'ebrc-bench-sandbox';
 /** Its own folder for the embedded database, or a PostgreSQL database where it keeps the schema authority_sandbox. */
 export type SandboxStorage = { dataDir: string } | { databaseUrl: string };
 
+/** How long the sandbox takes to process an accepted push, in the benchmarks that push. */
+export const SANDBOX_PROCESSING_DELAY_MS = 3_000;
+
 /** The sandbox's settings besides its storage and port (SANDBOX_*), as the report shows them. */
 export function sandboxSettings(processingDelayMs: number): Record<string, string> {
   return {

@@ -14,9 +14,10 @@ export async function admin(statement: string): Promise<void> {
   }
 }
 
-/** The URL of a database on the admin connection's server. */
-export function scratchDatabaseUrl(name: string): string {
+/** The URL of a database on the admin connection's server; its sessions carry `applicationName` when given. */
+export function scratchDatabaseUrl(name: string, applicationName?: string): string {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
+  if (applicationName) url.searchParams.set('application_name', applicationName);
   return url.toString();
 }
