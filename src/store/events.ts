@@ -49,7 +49,7 @@ export async function dispatchOldest(db: Kysely<Schema>, limit: number, at: Date
     update events set dispatched_at = ${at}
     where id in (select id from events where dispatched_at is null order by seq limit ${limit} for update skip locked)
     returning seq, id, platform_id, type, endpoint_id, created_at`.execute(db);
-  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+  return rows.sort((a, b) => a.seq - b.seq);
 }
 
 /** Deletes up to `limit` events created before `before` (their delivery attempts go with them); returns how many. */

@@ -223,23 +223,23 @@ export type PageRequest = RequestRow & { line_count: number; record: string | nu
 /** A request of a page read by id: its stored record, or its lines when it has none. */
 export type RecordOrLines = RequestRow & { record: string | null; lines: ListedLine[] | null };
 
+/** A line's state as JSON fields (LineState), for json_build_object. */
+const LINE_STATE_FIELDS = sql`
+    'serialNo', line.serial_no, 'irmNumber', line.irm_number, 'sbCumInvoiceNumber', line.sb_cum_invoice_number,
+    'status', line.status, 'ebrcNumber', line.ebrc_number, 'ebrcDate', line.ebrc_date,
+    'errorDetails', line.error_details`;
+
 /**
  * A request's lines in line order, as one JSON value: one column to decode instead of a row per line, and no
  * second round trip. Dates in JSON are always YYYY-MM-DD, as the date columns are read.
  */
 const LINES = sql<ListedLine[]>`(
-  select coalesce(json_agg(json_build_object(
-    'serialNo', line.serial_no, 'irmNumber', line.irm_number, 'sbCumInvoiceNumber', line.sb_cum_invoice_number,
-    'status', line.status, 'ebrcNumber', line.ebrc_number, 'ebrcDate', line.ebrc_date,
-    'errorDetails', line.error_details, 'payload', line.payload) order by line.line_index), '[]')
+  select coalesce(json_agg(json_build_object(${LINE_STATE_FIELDS}, 'payload', line.payload) order by line.line_index), '[]')
   from genebrc_request_lines line where line.request_id = genebrc_requests.id)`;
 
 /** LINES without the payloads: a 999-line request's payloads are about 1 MB that a status view does not show. */
 const LINE_STATES = sql<LineState[]>`(
-  select coalesce(json_agg(json_build_object(
-    'serialNo', line.serial_no, 'irmNumber', line.irm_number, 'sbCumInvoiceNumber', line.sb_cum_invoice_number,
-    'status', line.status, 'ebrcNumber', line.ebrc_number, 'ebrcDate', line.ebrc_date,
-    'errorDetails', line.error_details) order by line.line_index), '[]')
+  select coalesce(json_agg(json_build_object(${LINE_STATE_FIELDS}) order by line.line_index), '[]')
   from genebrc_request_lines line where line.request_id = genebrc_requests.id)`;
 
 /** A customer's request by its requestId, with its lines' states, in one statement. */
