@@ -1,10 +1,8 @@
+import { isStorableText } from '../domain/storable-text.ts';
 import type { FieldError } from '../errors.ts';
 
-// Text PostgreSQL cannot keep as it was sent. Its own module (no ajv): the JSON parse worker checks large bodies with it.
-
-function isUnstorable(text: string): boolean {
-  return text.includes('\u0000') || !text.isWellFormed();
-}
+// Text PostgreSQL cannot keep as it was sent, in a request. Its own module (no ajv): the JSON parse worker checks large
+// bodies with it.
 
 /**
  * Whether `value` holds any text that unstorableText would report: the cheap check every request runs, building no
@@ -15,7 +13,7 @@ export function hasUnstorableText(value: unknown): boolean {
   while (pending.length > 0) {
     const current = pending.pop();
     if (typeof current === 'string') {
-      if (isUnstorable(current)) return true;
+      if (!isStorableText(current)) return true;
     } else if (current !== null && typeof current === 'object') {
       for (const key in current) pending.push((current as Record<string, unknown>)[key]);
     }
@@ -34,7 +32,7 @@ export function unstorableText(value: unknown, base = '', limit = 10): FieldErro
   while (pending.length > 0 && found.length < limit) {
     const [current, path] = pending.pop()!;
     if (typeof current === 'string') {
-      if (isUnstorable(current)) {
+      if (!isStorableText(current)) {
         found.push({
           path,
           code: 'invalid_character',

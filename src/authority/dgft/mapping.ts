@@ -19,6 +19,7 @@ import type {
 import { isoFromDdMMyyyy, parseIsoDate, toDdMMyyyy } from '../../domain/dates.ts';
 import type { Cents } from '../../domain/money.ts';
 import { MAX_MONEY_CENTS, formatCents, parseMoney } from '../../domain/money.ts';
+import { isStorableText } from '../../domain/storable-text.ts';
 import { normalizeUploadType } from '../../domain/upload-type.ts';
 import type {
   FetchEbrcDetailsRequest,
@@ -106,7 +107,7 @@ function irmFromWire(irm: Record<string, unknown>, path: string): AuthorityIrm {
     purposeOfRemittance: optionalText('purposeOfRemittance'),
   };
   // Text no database column can hold (a NUL, half a surrogate pair) is not stored: the IRM is reported instead.
-  const unstorable = Object.entries(read).find(([, value]) => value.includes('\u0000') || !value.isWellFormed());
+  const unstorable = Object.entries(read).find(([, value]) => !isStorableText(value));
   if (unstorable) throw new UnreadableAnswer(`${fieldPath(path, unstorable[0])} holds text that cannot be stored.`);
   return read;
 }
