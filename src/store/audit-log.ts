@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuditLogTable, Schema } from './schema.ts';
+import { pageRows } from './paging.ts';
 
 export type AuditRow = Selectable<AuditLogTable>;
 
@@ -117,14 +118,10 @@ function filtered(db: Kysely<Schema>, filter: AuditFilter) {
 /** A page of matching entries, newest first, and how many match (counted with the page, as the customers' list). */
 export async function listEntries(db: Kysely<Schema>, filter: AuditFilter & { offset: number; limit: number }): Promise<{ rows: AuditRow[]; total: number }> {
   const base = filtered(db, filter);
-  const counted = await base
-    .selectAll()
-    .select(sql<number>`(count(*) over ())::int`.as('total_matching'))
-    .orderBy('at', 'desc')
-    .orderBy('seq', 'desc')
-    .offset(filter.offset)
-    .limit(filter.limit)
-    .execute();
+  const counted = await pageRows(
+    base.selectAll().select(sql<number>`(count(*) over ())::int`.as('total_matching')).orderBy('at', 'desc').orderBy('seq', 'desc'),
+    filter,
+  ).execute();
   if (counted.length === 0 && filter.offset > 0) {
     const count = await base.select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow();
     return { rows: [], total: count.total };

@@ -1,6 +1,7 @@
 import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
 import { isUuid } from './ids.ts';
 import type { PlatformCustomersTable, Schema } from './schema.ts';
+import { pageRows } from './paging.ts';
 
 export type CustomerRow = Selectable<PlatformCustomersTable>;
 
@@ -83,14 +84,10 @@ export async function listCustomers(
     const pattern = sql<string>`lower(${`%${escapeLike(query.search)}%`})`;
     base = base.where((eb) => eb.or([eb('name_lower', 'like', pattern), eb('email_lower', 'like', pattern)]));
   }
-  const counted = await base
-    .select(SHOWN_COLUMNS)
-    .select(sql<number>`(count(*) over ())::int`.as('total_matching'))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .offset(query.offset)
-    .limit(query.limit)
-    .execute();
+  const counted = await pageRows(
+    base.select(SHOWN_COLUMNS).select(sql<number>`(count(*) over ())::int`.as('total_matching')).orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    query,
+  ).execute();
   if (counted.length === 0 && query.offset > 0) {
     const count = await base.select(sql<number>`count(*)::int`.as('total')).executeTakeFirstOrThrow();
     return { rows: [], total: count.total };

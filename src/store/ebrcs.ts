@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { textList } from './lists.ts';
 import type { EbrcsTable, Schema } from './schema.ts';
+import { pageRows } from './paging.ts';
 
 /** An eBRC generated through this service: a GENERATED line of one of the customer's requests. */
 export type LocalEbrcRow = {
@@ -200,7 +201,7 @@ export async function listRegistered(db: Kysely<Schema>, filter: EbrcRegisterFil
   if (filter.irmNumber) matching = matching.where('irm_number', '=', filter.irmNumber);
   if (filter.sbCumInvoiceNumber) matching = matching.where('sb_cum_invoice_number', '=', filter.sbCumInvoiceNumber);
   const [rows, counted] = await Promise.all([
-    matching.selectAll().orderBy('ebrc_date', 'desc').orderBy('ebrc_number').offset(filter.offset).limit(filter.limit).execute(),
+    pageRows(matching.selectAll().orderBy('ebrc_date', 'desc').orderBy('ebrc_number'), filter).execute(),
     matching.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(counted.total) };

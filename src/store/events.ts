@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { readPage, type PageWindow } from './paging.ts';
+import { pageRows, readPage, type PageWindow } from './paging.ts';
 import type { EventsTable, Schema } from './schema.ts';
 
 export type EventRow = Selectable<EventsTable>;
@@ -96,7 +96,7 @@ export async function listEvents(
   if (filter.toDate) base = base.where('created_at', '<', sql<Date>`(${filter.toDate}::date + 1)::timestamp at time zone 'UTC'`);
   const rowsOf = (window: PageWindow) => {
     const direction = window.reverse ? 'asc' : 'desc';
-    const page = base.select('id').orderBy('created_at', direction).orderBy('id', direction).offset(window.offset).limit(window.limit);
+    const page = pageRows(base.select('id').orderBy('created_at', direction).orderBy('id', direction), window);
     return db
       .selectFrom('events')
       .innerJoin(page.as('page'), 'page.id', 'events.id')

@@ -3,7 +3,7 @@ import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kyse
 import type { AuthorityIrm } from '../authority/authority.ts';
 import { CANCELLED_AT_AUTHORITY } from '../domain/irm-status.ts';
 import { textList } from './lists.ts';
-import { readPage, type DayCounts, type PageWindow } from './paging.ts';
+import { pageRows, readPage, type DayCounts, type PageWindow } from './paging.ts';
 import type { IrmsTable, Schema } from './schema.ts';
 
 export type IrmRow = Selectable<IrmsTable>;
@@ -145,7 +145,7 @@ export async function listIrms(
   const rowsOf = (window: PageWindow) => {
     const direction = window.reverse ? 'asc' : 'desc';
     const within = window.reverse ? 'desc' : 'asc';
-    const page = matching.select('id').orderBy('irm_issue_date', direction).orderBy('irm_number', within).offset(window.offset).limit(window.limit);
+    const page = pageRows(matching.select('id').orderBy('irm_issue_date', direction).orderBy('irm_number', within), window);
     return db
       .selectFrom('irms')
       .innerJoin(page.as('page'), 'page.id', 'irms.id')
@@ -168,13 +168,10 @@ async function laterIrmPage(
   matching: SelectQueryBuilder<Schema, 'irms', object>,
   filter: IrmFilter & { offset: number; limit: number },
 ): Promise<{ rows: IrmRow[]; total: number }> {
-  const page = matching
-    .where('irm_issue_date', '<=', sql<string>`anchor.day`)
-    .select('id')
-    .orderBy('irm_issue_date', 'desc')
-    .orderBy('irm_number', 'asc')
-    .offset(sql<number>`anchor.within`)
-    .limit(filter.limit);
+  const page = pageRows(
+    matching.where('irm_issue_date', '<=', sql<string>`anchor.day`).select('id').orderBy('irm_issue_date', 'desc').orderBy('irm_number', 'asc'),
+    { offset: sql<number>`anchor.within`, limit: filter.limit },
+  );
   const { rows } = await sql<IrmRow & { total_matching: number }>`
     with anchor as (
       select day, (${filter.offset} - (through - rows))::int as within

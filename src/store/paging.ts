@@ -8,6 +8,22 @@ import type { Schema } from './schema.ts';
  */
 export type PageWindow = { offset: number; limit: number; reverse: boolean; fromDay?: string };
 
+/**
+ * A page's rows of `query`: `limit` rows from `offset`, the limit written into the statement's text and no offset on a
+ * first page. PostgreSQL plans a prepared statement once (its generic plan) unless the values bound to it change the
+ * plan's estimated cost, and a LIMIT or OFFSET parameter does (the generic plan assumes a tenth of the rows): with them,
+ * every call was planned anew, which took longer than running it (docs/performance.md, "The page statements' plans").
+ * A page holds at most 100 rows, so a statement has at most 100 texts.
+ */
+export function pageRows<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  window: { offset: number | RawBuilder<number>; limit: number },
+): SelectQueryBuilder<DB, TB, O> {
+  if (!Number.isSafeInteger(window.limit) || window.limit < 0) throw new Error(`A page's limit must be a whole number, not ${window.limit}`);
+  const limited = query.limit(sql.lit(window.limit));
+  return window.offset === 0 ? limited : limited.offset(window.offset);
+}
+
 /** A list's rows per day, as kept counts: one row per day that has rows. */
 export type DayCounts = RawBuilder<{ day: string; rows: number }>;
 
@@ -90,11 +106,7 @@ export async function readNewestFirst<TB extends keyof Schema, Row>(
 ): Promise<{ rows: Row[]; total: number }> {
   const rowsOf = (window: PageWindow) => {
     const direction = window.reverse ? 'asc' : 'desc';
-    return shown(matching)
-      .orderBy(sql.ref('created_at'), direction)
-      .orderBy(sql.ref('id'), direction)
-      .offset(window.offset)
-      .limit(window.limit);
+    return pageRows(shown(matching).orderBy(sql.ref('created_at'), direction).orderBy(sql.ref('id'), direction), window);
   };
   const total = sql<number>`(select count(*)::int from (${matching.select(sql`1`.as('one')).limit(atMost)}) as counted)`;
   return readPage(db, page, rowsOf, total);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ReconciliationsTable, Schema } from './schema.ts';
+import { pageRows } from './paging.ts';
 
 export type ReconciliationRow = Selectable<ReconciliationsTable>;
 
@@ -62,7 +63,7 @@ export async function finishReconciliation(db: Kysely<Schema>, id: string, outco
 /** A page of the customer's runs, newest first, and how many there are. */
 export async function listReconciliations(db: Kysely<Schema>, customerId: string, page: { offset: number; limit: number }): Promise<{ rows: ReconciliationRow[]; total: number }> {
   const matching = db.selectFrom('reconciliations').where('platform_customer_id', '=', customerId);
-  const rows = await matching.selectAll().orderBy('started_at', 'desc').orderBy('id', 'desc').offset(page.offset).limit(page.limit).execute();
+  const rows = await pageRows(matching.selectAll().orderBy('started_at', 'desc').orderBy('id', 'desc'), page).execute();
   const counted = await matching.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
   return { rows, total: Number(counted.total) };
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { ErrorDetail } from '../domain/push-rules.ts';
-import { readPage, type DayCounts, type PageWindow } from './paging.ts';
+import { pageRows, readPage, type DayCounts, type PageWindow } from './paging.ts';
 import type { GenebrcRequestsTable, Schema } from './schema.ts';
 
 export type RequestRow = Selectable<GenebrcRequestsTable>;
@@ -347,12 +347,13 @@ export async function listRequests(
   const rowsOf = (window: PageWindow) => {
     const direction = window.reverse ? 'asc' : 'desc';
     const fromDay = window.fromDay;
-    const page = (fromDay === undefined ? base : base.where('created_at', '<', sql<Date>`(${fromDay}::date + 1)::timestamp at time zone 'UTC'`))
-      .select('id')
-      .orderBy('created_at', direction)
-      .orderBy('id', direction)
-      .offset(window.offset)
-      .limit(window.limit);
+    const page = pageRows(
+      (fromDay === undefined ? base : base.where('created_at', '<', sql<Date>`(${fromDay}::date + 1)::timestamp at time zone 'UTC'`))
+        .select('id')
+        .orderBy('created_at', direction)
+        .orderBy('id', direction),
+      window,
+    );
     return withLineColumns(db.selectFrom('genebrc_requests').innerJoin(page.as('page'), 'page.id', 'genebrc_requests.id'))
       .orderBy('created_at', direction)
       .orderBy('genebrc_requests.id', direction);
