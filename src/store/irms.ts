@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuthorityIrm } from '../authority/authority.ts';
 import { CANCELLED_AT_AUTHORITY } from '../domain/irm-status.ts';
 import { textList } from './lists.ts';
@@ -125,8 +125,8 @@ export type IrmFilter = {
 /**
  * A page of a customer's IRMs, newest issue date first. The total comes from irm_customer_counts or irm_day_counts
  * (or, for one IRM number, from the one row there may be), so it does not grow with the customer's IRMs. The page's
- * ids come from the index alone and only their rows are read. Page 1 reads its total in the same statement
- * (readPage); a later page too (laterIrmPage): it starts at the issue date it begins on, found from irm_day_counts.
+ * ids come from the index alone and only their rows are read. Every page is one statement with its total (readPage):
+ * a later page starts at the issue date it begins on, found from irm_day_counts.
  */
 export async function listIrms(
   db: Kysely<Schema>,
@@ -141,11 +141,11 @@ export async function listIrms(
     const rows = await matching.selectAll().execute();
     return { rows: rows.slice(filter.offset, filter.offset + filter.limit), total: rows.length };
   }
-  if (filter.offset > 0) return laterIrmPage(db, matching, filter);
   const rowsOf = (window: PageWindow) => {
     const direction = window.reverse ? 'asc' : 'desc';
     const within = window.reverse ? 'desc' : 'asc';
-    const page = pageRows(matching.select('id').orderBy('irm_issue_date', direction).orderBy('irm_number', within), window);
+    const from = window.fromDay === undefined ? matching : matching.where('irm_issue_date', '<=', window.fromDay);
+    const page = pageRows(from.select('id').orderBy('irm_issue_date', direction).orderBy('irm_number', within), window);
     return db
       .selectFrom('irms')
       .innerJoin(page.as('page'), 'page.id', 'irms.id')
@@ -153,43 +153,7 @@ export async function listIrms(
       .orderBy('irm_issue_date', direction)
       .orderBy('irm_number', within);
   };
-  return readPage(db, filter, rowsOf, irmTotal(filter));
-}
-
-/**
- * A page past the first, and the total, in one statement (it was two: the day the page begins on and the total, then
- * the page). The anchor is the newest-first running sum of irm_day_counts, read up to the first day whose sum passes
- * the offset: that day, and how many of its IRMs come before the page. The page's ids are then read from that day's
- * first entry of the index, so the walk is at most one day's IRMs, however deep the page. A page past the end has no
- * anchor and no row to carry the total: only then is the total read on its own.
- */
-async function laterIrmPage(
-  db: Kysely<Schema>,
-  matching: SelectQueryBuilder<Schema, 'irms', object>,
-  filter: IrmFilter & { offset: number; limit: number },
-): Promise<{ rows: IrmRow[]; total: number }> {
-  const page = pageRows(
-    matching.where('irm_issue_date', '<=', sql<string>`anchor.day`).select('id').orderBy('irm_issue_date', 'desc').orderBy('irm_number', 'asc'),
-    { offset: sql<number>`anchor.within`, limit: filter.limit },
-  );
-  const { rows } = await sql<IrmRow & { total_matching: number }>`
-    with anchor as (
-      select day, (${filter.offset} - (through - rows))::int as within
-      from (select day, rows, sum(rows) over (order by day desc) as through from (${irmDays(filter)}) as counts) as running
-      where through > ${filter.offset}
-      order by day desc
-      limit 1
-    )
-    select irms.*, ${irmTotal(filter)}::int as total_matching
-    from anchor
-    cross join lateral (${page}) as page
-    join irms on irms.id = page.id
-    order by irms.irm_issue_date desc, irms.irm_number asc`.execute(db);
-  if (rows.length === 0) {
-    const counted = await db.selectNoFrom(irmTotal(filter).as('total')).executeTakeFirstOrThrow();
-    return { rows: [], total: counted.total };
-  }
-  return { rows: rows.map(({ total_matching: _total, ...row }) => row), total: rows[0]!.total_matching };
+  return readPage(db, filter, rowsOf, irmTotal(filter), { counts: irmDays(filter), order: sql`order by page.irm_issue_date desc, page.irm_number asc` });
 }
 
 /** The customer's IRMs per issue date, within the dates given. */

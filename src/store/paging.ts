@@ -4,9 +4,9 @@ import type { Schema } from './schema.ts';
 /**
  * Which rows of an ordered list a page reads: `limit` rows from `offset`, in the list's order or the reverse. With
  * `fromDay` (lists ordered newest day first), the offset counts from the first row of that day, and rows of later
- * days are left out.
+ * days are left out; both are then SQL expressions of the statement's day anchor.
  */
-export type PageWindow = { offset: number; limit: number; reverse: boolean; fromDay?: string };
+export type PageWindow = { offset: number | RawBuilder<number>; limit: number; reverse: boolean; fromDay?: RawBuilder<string> };
 
 /**
  * A page's rows of `query`: `limit` rows from `offset`, the limit written into the statement's text and no offset on a
@@ -28,6 +28,12 @@ export function pageRows<DB, TB extends keyof DB, O>(
 export type DayCounts = RawBuilder<{ day: string; rows: number }>;
 
 /**
+ * A list kept per day and ordered newest day first: its counts per day, and the order of a page's rows (an ORDER BY
+ * of the page's columns, the columns' names alone: the rows are the statement's `page`).
+ */
+export type DayKeptList = { counts: DayCounts; order: RawBuilder<unknown> };
+
+/**
  * Which rows of an ordered list of `total` rows a page covers, and how to read them cheaply: a page past the middle
  * is read from the other end (the reverse order, then reversed), so that no page walks more than half the list.
  * Null when the page is past the end.
@@ -45,51 +51,50 @@ export function pageWindow(total: number, offset: number, limit: number): PageWi
  * rows). The first page carries its total in the same statement; a later page needs the total first, to read from
  * whichever end is nearer.
  *
- * A list ordered newest day first that keeps its rows per day (`dayCounts`) reads a later page from the day it begins
- * on, found by summing the days' counts: the index walk is at most that day's rows, however deep the page, where
- * reading from the nearer end walks up to half the list (500,000 entries in the middle of a million IRMs).
+ * A list ordered newest day first that keeps its rows per day (`byDay`) reads a later page in one statement too, from
+ * the day it begins on: the anchor is the newest-first running sum of the days' counts, up to the first day whose sum
+ * passes the offset (that day, and how many of its rows come before the page). The index walk is then at most that
+ * day's rows, however deep the page, where reading from the nearer end walks up to half the list (500,000 entries in
+ * the middle of a million IRMs). A page past the end has no anchor and no row to carry the total: only then is the
+ * total read on its own.
  */
 export async function readPage<DB, TB extends keyof DB, Row>(
   db: Kysely<Schema>,
   page: { offset: number; limit: number },
   rowsOf: (window: PageWindow) => SelectQueryBuilder<DB, TB, Row>,
   total: RawBuilder<number>,
-  dayCounts?: DayCounts,
+  byDay?: DayKeptList,
 ): Promise<{ rows: Row[]; total: number }> {
   if (page.offset === 0) {
     // No row on the first page means nothing matches.
     const first = rowsOf({ offset: 0, limit: page.limit, reverse: false }).select(total.as('total_matching'));
-    const rows = (await first.execute()) as (Row & { total_matching: number })[];
-    return { rows: rows.map(({ total_matching: _total, ...row }) => row as Row), total: rows[0]?.total_matching ?? 0 };
+    return withTotal((await first.execute()) as (Row & { total_matching: number })[]);
   }
-  if (dayCounts) {
-    const anchor = await dayAnchor(db, dayCounts, page.offset);
-    if (anchor.day === null) return { rows: [], total: anchor.total };
-    const rows = await rowsOf({ offset: anchor.within, limit: page.limit, reverse: false, fromDay: anchor.day }).execute();
-    return { rows: rows as Row[], total: anchor.total };
+  if (byDay) {
+    const rows = rowsOf({ offset: sql<number>`anchor.within`, limit: page.limit, reverse: false, fromDay: sql<string>`anchor.day` });
+    const { rows: read } = await sql<Row & { total_matching: number }>`
+      with anchor as (
+        select day, (${page.offset} - (through - rows))::int as within
+        from (select day, rows, sum(rows) over (order by day desc) as through from (${byDay.counts}) as counts) as running
+        where through > ${page.offset}
+        order by day desc
+        limit 1
+      )
+      select page.*, ${total}::int as total_matching
+      from anchor cross join lateral (${rows}) as page
+      ${byDay.order}`.execute(db);
+    if (read.length > 0) return withTotal(read);
   }
   const counted = await db.selectNoFrom(total.as('total')).executeTakeFirstOrThrow();
-  const window = pageWindow(counted.total, page.offset, page.limit);
+  const window = byDay ? null : pageWindow(counted.total, page.offset, page.limit);
   if (!window) return { rows: [], total: counted.total };
   const rows = await rowsOf(window).execute();
   return { rows: (window.reverse ? rows.reverse() : rows) as Row[], total: counted.total };
 }
 
-/**
- * The list's total, the day (newest first) that holds the row at `offset`, and how many rows of that day come before
- * it; the day is null when the offset is past the end.
- */
-async function dayAnchor(db: Kysely<Schema>, dayCounts: DayCounts, offset: number): Promise<{ total: number; day: string | null; within: number }> {
-  const { rows } = await sql<{ total: number; day: string | null; within: number | null }>`
-    with counts as (${dayCounts}),
-    running as (select day, rows, sum(rows) over (order by day desc) as through from counts)
-    select (select coalesce(sum(rows), 0) from counts)::int as total, anchor.day, anchor.within
-    from (select 1) as one
-    left join lateral (
-      select day, (${offset} - (through - rows))::int as within from running where through > ${offset} order by day desc limit 1
-    ) as anchor on true`.execute(db);
-  const [row] = rows;
-  return { total: row?.total ?? 0, day: row?.day ?? null, within: row?.within ?? 0 };
+/** A page's rows without the total each carries, and the total (none when there is no row). */
+function withTotal<Row>(rows: readonly (Row & { total_matching: number })[]): { rows: Row[]; total: number } {
+  return { rows: rows.map(({ total_matching: _total, ...row }) => row as Row), total: rows[0]?.total_matching ?? 0 };
 }
 
 /**

@@ -358,7 +358,7 @@ export async function listRequests(
       .orderBy('created_at', direction)
       .orderBy('genebrc_requests.id', direction);
   };
-  return readPage(db, filter, rowsOf, requestTotal(filter), requestDays(filter));
+  return readPage(db, filter, rowsOf, requestTotal(filter), { counts: requestDays(filter), order: sql`order by page.created_at desc, page.id desc` });
 }
 
 /** The customer's requests per UTC day of creation, with the status and dates given. */

@@ -209,6 +209,37 @@ describeEachBackend('List pages', (h) => {
     }
   });
 
+  test('a later GenEBRC page, with its total, is one statement; a page past the end reads its total on its own', async () => {
+    const { db } = h.database;
+    const platformId = h.platformA.id;
+    const customerId = await newCustomer(db, platformId, 'request-one-statement@example.com');
+    // 25 requests, three every 7 hours: pages of 10 begin mid-day.
+    await insertRequests(db, platformId, customerId, 25);
+    const statements: string[] = [];
+    const counted = db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements.push(args.queryId.queryId);
+        return args.result;
+      },
+    });
+    const processed = (await requestsForward(db, { customerId, status: 'PROCESSED' })).length;
+    const cases = [
+      { filter: { customerId }, offset: 10, rows: 10, total: 25, statements: 1 },
+      { filter: { customerId }, offset: 20, rows: 5, total: 25, statements: 1 },
+      { filter: { customerId, status: 'PROCESSED' as const }, offset: 2, rows: processed - 2, total: processed, statements: 1 },
+      { filter: { customerId }, offset: 30, rows: 0, total: 25, statements: 2 },
+    ];
+    for (const { filter, offset, rows, total, statements: expected } of cases) {
+      statements.length = 0;
+      const page = await listRequests(counted, { ...filter, offset, limit: 10, lineBudget: 2_000 });
+      const label = `${JSON.stringify(filter)} offset ${offset}`;
+      assert.deepEqual({ rows: page.rows.length, total: page.total }, { rows, total }, label);
+      assert.deepEqual(page.rows.map((row) => row.id), (await requestsForward(db, filter)).slice(offset, offset + 10), label);
+      assert.equal(statements.length, expected, `${label}: statements`);
+    }
+  });
+
   test('GenEBRC pages, a later one read from the UTC day it begins on, are the forward read, for every filter, limit and offset', async () => {
     const { db } = h.database;
     const platformId = h.platformA.id;
