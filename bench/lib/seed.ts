@@ -36,8 +36,11 @@ export const IRM_SPAN_DAYS = 1_095;
 const IRM_CHUNK_ROWS = 60_000;
 /** Requests (sequence numbers per customer) per transaction. */
 const REQUEST_CHUNK = 10_000;
-/** The tables of counts kept by triggers on the seeded tables (migrations 0003, 0004 and 0011). */
-const COUNT_TABLES = ['irm_day_counts', 'irm_customer_counts', 'genebrc_request_status_counts', 'genebrc_request_day_counts', 'event_day_counts'];
+/** The tables of counts kept by triggers on the seeded tables (migrations 0003, 0004, 0011 and 0026). */
+const COUNT_TABLES = [
+  'irm_day_counts', 'irm_month_counts', 'irm_customer_counts', 'genebrc_request_status_counts', 'genebrc_request_day_counts', 'genebrc_request_month_counts',
+  'event_day_counts',
+];
 // The accounts that behave normally at the sandbox: each seeded customer holds one's login and API credential set.
 export const SANDBOX_USERNAMES = ['demo.exporter', 'services.exporter', 'vostro.exporter', 'bulk.exporter'];
 const SANDBOX_PASSWORD = 'Sandbox@123';

@@ -153,7 +153,11 @@ export async function listIrms(
       .orderBy('irm_issue_date', direction)
       .orderBy('irm_number', within);
   };
-  return readPage(db, filter, rowsOf, irmTotal(filter), { counts: irmDays(filter), order: sql`order by page.irm_issue_date desc, page.irm_number asc` });
+  return readPage(db, filter, rowsOf, irmTotal(filter), {
+    counts: irmDays(filter),
+    months: filter.fromDate || filter.toDate ? undefined : irmMonths(filter.customerId),
+    order: sql`order by page.irm_issue_date desc, page.irm_number asc`,
+  });
 }
 
 /** The customer's IRMs per issue date, within the dates given. */
@@ -161,6 +165,11 @@ function irmDays(filter: IrmFilter): DayCounts {
   return sql`select irm_issue_date as day, irms as rows from irm_day_counts where platform_customer_id = ${filter.customerId}${
     filter.fromDate ? sql` and irm_issue_date >= ${filter.fromDate}` : sql``
   }${filter.toDate ? sql` and irm_issue_date <= ${filter.toDate}` : sql``} and irms > 0`;
+}
+
+/** The customer's IRMs per month of issue date (the month's first day). */
+function irmMonths(customerId: string): DayCounts {
+  return sql`select irm_month as day, irms as rows from irm_month_counts where platform_customer_id = ${customerId} and irms > 0`;
 }
 
 /** How many IRMs a customer has, with the issue dates given: one row without dates, one row a day with them. */

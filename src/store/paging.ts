@@ -28,10 +28,11 @@ export function pageRows<DB, TB extends keyof DB, O>(
 export type DayCounts = RawBuilder<{ day: string; rows: number }>;
 
 /**
- * A list kept per day and ordered newest day first: its counts per day, and the order of a page's rows (an ORDER BY
- * of the page's columns, the columns' names alone: the rows are the statement's `page`).
+ * A list kept per day and ordered newest day first: its counts per day; the same per month (`day` the month's first
+ * day), when they count the same rows (a list filtered by dates counts part of its first and last months); and the
+ * order of a page's rows (an ORDER BY of the page's columns by their names alone: the rows are the statement's `page`).
  */
-export type DayKeptList = { counts: DayCounts; order: RawBuilder<unknown> };
+export type DayKeptList = { counts: DayCounts; months?: DayCounts | undefined; order: RawBuilder<unknown> };
 
 /**
  * Which rows of an ordered list of `total` rows a page covers, and how to read them cheaply: a page past the middle
@@ -73,13 +74,7 @@ export async function readPage<DB, TB extends keyof DB, Row>(
   if (byDay) {
     const rows = rowsOf({ offset: sql<number>`anchor.within`, limit: page.limit, reverse: false, fromDay: sql<string>`anchor.day` });
     const { rows: read } = await sql<Row & { total_matching: number }>`
-      with anchor as (
-        select day, (${page.offset} - (through - rows))::int as within
-        from (select day, rows, sum(rows) over (order by day desc) as through from (${byDay.counts}) as counts) as running
-        where through > ${page.offset}
-        order by day desc
-        limit 1
-      )
+      with ${dayAnchor(byDay, page.offset)}
       select page.*, ${total}::int as total_matching
       from anchor cross join lateral (${rows}) as page
       ${byDay.order}`.execute(db);
@@ -90,6 +85,41 @@ export async function readPage<DB, TB extends keyof DB, Row>(
   if (!window) return { rows: [], total: counted.total };
   const rows = await rowsOf(window).execute();
   return { rows: (window.reverse ? rows.reverse() : rows) as Row[], total: counted.total };
+}
+
+/**
+ * The CTE `anchor`: the day (newest first) that holds the row at `offset`, and how many rows of that day come before
+ * it (`within`); no row when the offset is past the end. With month counts, the month that holds the row is found
+ * first, and then the day among that month's days only.
+ */
+function dayAnchor(byDay: DayKeptList, offset: number): RawBuilder<unknown> {
+  if (!byDay.months) {
+    return sql`anchor as (
+      select day, (${offset} - (through - rows))::int as within
+      from (select day, rows, sum(rows) over (order by day desc) as through from (${byDay.counts}) as counts) as running
+      where through > ${offset}
+      order by day desc
+      limit 1
+    )`;
+  }
+  return sql`month_anchor as (
+      select day as month, through - rows as before
+      from (select day, rows, sum(rows) over (order by day desc) as through from (${byDay.months}) as counts) as running
+      where through > ${offset}
+      order by day desc
+      limit 1
+    ),
+    anchor as (
+      select running.day, (${offset} - month_anchor.before - (running.through - running.rows))::int as within
+      from month_anchor cross join lateral (
+        select day, rows, sum(rows) over (order by day desc) as through
+        from (${byDay.counts}) as counts
+        where day >= month_anchor.month and day < (month_anchor.month + interval '1 month')::date
+      ) as running
+      where month_anchor.before + running.through > ${offset}
+      order by running.day desc
+      limit 1
+    )`;
 }
 
 /** A page's rows without the total each carries, and the total (none when there is no row). */

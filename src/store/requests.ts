@@ -358,7 +358,11 @@ export async function listRequests(
       .orderBy('created_at', direction)
       .orderBy('genebrc_requests.id', direction);
   };
-  return readPage(db, filter, rowsOf, requestTotal(filter), { counts: requestDays(filter), order: sql`order by page.created_at desc, page.id desc` });
+  return readPage(db, filter, rowsOf, requestTotal(filter), {
+    counts: requestDays(filter),
+    months: filter.fromDate || filter.toDate ? undefined : requestMonths(filter),
+    order: sql`order by page.created_at desc, page.id desc`,
+  });
 }
 
 /** The customer's requests per UTC day of creation, with the status and dates given. */
@@ -369,6 +373,14 @@ function requestDays(filter: RequestFilter): DayCounts {
       filter.fromDate ? sql` and created_day >= ${filter.fromDate}` : sql``
     }${filter.toDate ? sql` and created_day <= ${filter.toDate}` : sql``}
     group by created_day having sum(requests) > 0`;
+}
+
+/** The customer's requests per UTC month of creation (the month's first day), with the status given. */
+function requestMonths(filter: RequestFilter): DayCounts {
+  const status = filter.status ? sql` and status in (${sql.join(storedStatuses(filter.status))})` : sql``;
+  return sql`select created_month as day, sum(requests)::int as rows from genebrc_request_month_counts
+    where platform_customer_id = ${filter.customerId}${status}
+    group by created_month having sum(requests) > 0`;
 }
 
 /** How many requests match, from the kept counts: a few rows per customer, or one row a day with dates. */

@@ -120,6 +120,13 @@ export type IrmDayCountsTable = {
   irms: number;
 };
 
+export type IrmMonthCountsTable = {
+  platform_customer_id: string;
+  /** The month's first day. */
+  irm_month: string;
+  irms: number;
+};
+
 export type IrmCustomerCountsTable = {
   platform_customer_id: string;
   irms: number;
@@ -134,6 +141,14 @@ export type GenebrcRequestStatusCountsTable = {
 export type GenebrcRequestDayCountsTable = {
   platform_customer_id: string;
   created_day: string;
+  status: string;
+  requests: number;
+};
+
+export type GenebrcRequestMonthCountsTable = {
+  platform_customer_id: string;
+  /** The month's first day (UTC). */
+  created_month: string;
   status: string;
   requests: number;
 };
@@ -437,12 +452,14 @@ export type Schema = {
   ebrcs: EbrcsTable;
   reconciliations: ReconciliationsTable;
   irm_day_counts: IrmDayCountsTable;
+  irm_month_counts: IrmMonthCountsTable;
   irm_customer_counts: IrmCustomerCountsTable;
   genebrc_requests: GenebrcRequestsTable;
   genebrc_request_lines: GenebrcRequestLinesTable;
   genebrc_request_records: GenebrcRequestRecordsTable;
   genebrc_request_status_counts: GenebrcRequestStatusCountsTable;
   genebrc_request_day_counts: GenebrcRequestDayCountsTable;
+  genebrc_request_month_counts: GenebrcRequestMonthCountsTable;
   idempotency_keys: IdempotencyKeysTable;
   installation_settings: InstallationSettingsTable;
   events: EventsTable;

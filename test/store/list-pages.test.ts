@@ -102,6 +102,19 @@ async function countsAgree(db: Kysely<Schema>): Promise<void> {
     select platform_customer_id as customer, ((created_at at time zone 'UTC')::date)::text as day, status, count(*)::int as requests
     from genebrc_requests group by 1, 2, 3 order by 1, 2, 3`.execute(db);
   assert.deepEqual(keptDays.rows, countedDays.rows, 'per-day counts');
+  const keptMonths = await sql<{ customer: string; month: string; status: string; requests: number }>`
+    select platform_customer_id as customer, created_month::text as month, status, requests from genebrc_request_month_counts
+    where requests <> 0 order by 1, 2, 3`.execute(db);
+  const countedMonths = await sql<{ customer: string; month: string; status: string; requests: number }>`
+    select platform_customer_id as customer, to_char(created_at at time zone 'UTC', 'YYYY-MM-01') as month, status, count(*)::int as requests
+    from genebrc_requests group by 1, 2, 3 order by 1, 2, 3`.execute(db);
+  assert.deepEqual(keptMonths.rows, countedMonths.rows, 'per-month counts');
+  const keptIrmMonths = await sql<{ customer: string; month: string; irms: number }>`
+    select platform_customer_id as customer, irm_month::text as month, irms from irm_month_counts order by 1, 2`.execute(db);
+  const countedIrmMonths = await sql<{ customer: string; month: string; irms: number }>`
+    select platform_customer_id as customer, to_char(irm_issue_date, 'YYYY-MM-01') as month, count(*)::int as irms
+    from irms group by 1, 2 order by 1, 2`.execute(db);
+  assert.deepEqual(keptIrmMonths.rows, countedIrmMonths.rows, 'per-month IRM counts');
   const keptIrms = await sql<{ customer: string; irms: number }>`
     select platform_customer_id as customer, irms from irm_customer_counts order by 1`.execute(db);
   const countedIrms = await sql<{ customer: string; irms: number }>`
@@ -112,14 +125,14 @@ async function countsAgree(db: Kysely<Schema>): Promise<void> {
 const STATUSES = ['SUBMITTING', 'PENDING', 'PROCESSED', 'PARTIALLY_PROCESSED', 'ERRORED', 'FAILED'];
 
 /** Requests stored as the seed does: set-based, over many UTC days, some of them at the same instant. */
-async function insertRequests(db: Kysely<Schema>, platformId: string, customerId: string, count: number): Promise<void> {
+async function insertRequests(db: Kysely<Schema>, platformId: string, customerId: string, count: number, every = '7 hours'): Promise<void> {
   await sql`
     insert into genebrc_requests (id, platform_id, platform_customer_id, request_id, iec_number, record_res_count, upload_type,
       declaration_flag, status, created_at)
     select gen_random_uuid(), ${platformId}::uuid, ${customerId}::uuid, 'EBRCGWTEST' || ${customerId}::text || '-' || g, '0599001001', 1, '101', 'Y',
       (${STATUSES}::text[])[1 + g % 6],
       -- Every third request shares its instant with the one before: the id decides between them.
-      timestamptz '2026-01-01 00:00:00Z' - ((g / 3) * interval '7 hours')
+      timestamptz '2026-01-01 00:00:00Z' - ((g / 3) * ${every}::interval)
     from generate_series(1, ${count}::int) g`.execute(db);
 }
 
@@ -143,7 +156,8 @@ describeEachBackend('List pages', (h) => {
     const irms = Array.from({ length: 157 }, (_, n) => irm(1, (n * 37) % 157, (n * 13) % 40));
     await insertIrms(db, { platformId, customerId }, irms.slice(0, 90));
     await insertIrms(db, { platformId, customerId }, irms.slice(90));
-    await insertIrms(db, { platformId, customerId: other }, Array.from({ length: 20 }, (_, n) => irm(2, n, n)));
+    // Another customer's IRMs over two years, a few a month: later pages start in other months.
+    await insertIrms(db, { platformId, customerId: other }, Array.from({ length: 60 }, (_, n) => irm(2, n, (n * 13) % 730)));
     // A pull again of known IRMs updates them and counts nothing twice.
     await insertIrms(db, { platformId, customerId }, irms.slice(0, 30));
     await countsAgree(db);
@@ -246,7 +260,8 @@ describeEachBackend('List pages', (h) => {
     const customerId = await newCustomer(db, platformId, 'request-pages@example.com');
     const other = await newCustomer(db, platformId, 'request-pages-other@example.com');
     await insertRequests(db, platformId, customerId, 131);
-    await insertRequests(db, platformId, other, 12);
+    // Another customer's requests over two years: later pages start in other months.
+    await insertRequests(db, platformId, other, 150, '13 days');
     await countsAgree(db);
     const someRequest = await db.selectFrom('genebrc_requests').select('request_id').where('platform_customer_id', '=', customerId).executeTakeFirstOrThrow();
 
@@ -261,6 +276,7 @@ describeEachBackend('List pages', (h) => {
       { customerId, requestId: someRequest.request_id },
       { customerId, requestId: someRequest.request_id, status: 'ERRORED' },
       { customerId: other },
+      { customerId: other, status: 'ERRORED' },
       { customerId: randomUUID() },
     ];
     for (const filter of filters) {
