@@ -12,7 +12,7 @@ export type PageWindow = { offset: number | RawBuilder<number>; limit: number; r
  * A page's rows of `query`: `limit` rows from `offset`, the limit written into the statement's text and no offset on a
  * first page. PostgreSQL plans a prepared statement once (its generic plan) unless the values bound to it change the
  * plan's estimated cost, and a LIMIT or OFFSET parameter does (the generic plan assumes a tenth of the rows): with them,
- * every call was planned anew, which took longer than running it (docs/performance.md, "The page statements' plans").
+ * every call was planned anew, which took as long as running it (docs/performance.md, "List pages: planned once").
  * A page holds at most 100 rows, so a statement has at most 100 texts.
  */
 export function pageRows<DB, TB extends keyof DB, O>(
