@@ -13,7 +13,8 @@ export type PageWindow = { offset: number | RawBuilder<number>; limit: number; r
  * first page. PostgreSQL plans a prepared statement once (its generic plan) unless the values bound to it change the
  * plan's estimated cost, and a LIMIT or OFFSET parameter does (the generic plan assumes a tenth of the rows): with them,
  * every call was planned anew, which took as long as running it (docs/performance.md, "List pages: planned once").
- * A page holds at most 100 rows, so a statement has at most 100 texts.
+ * A statement has one text per page size asked (at most 100), with an offset or without. A later page's offset is a
+ * parameter still, unless it is an expression of the statement (the day anchor of readPage).
  */
 export function pageRows<DB, TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
@@ -42,8 +43,10 @@ export type DayKeptList = { counts: DayCounts; months?: DayCounts | undefined; o
 export function pageWindow(total: number, offset: number, limit: number): PageWindow | null {
   if (offset >= total) return null;
   const count = Math.min(limit, total - offset);
-  if (offset * 2 <= total - count) return { offset, limit: count, reverse: false };
-  return { offset: total - offset - count, limit: count, reverse: true };
+  if (offset * 2 <= total - count) return { offset, limit, reverse: false };
+  // The limit as asked, so that a statement has one text per page size: a last page shorter than that reads rows of
+  // the page before it too, which readPage drops.
+  return { offset: Math.max(0, total - offset - limit), limit, reverse: true };
 }
 
 /**
@@ -80,11 +83,13 @@ export async function readPage<DB, TB extends keyof DB, Row>(
       ${byDay.order}`.execute(db);
     if (read.length > 0) return withTotal(read);
   }
+  // A list without day counts, or a page past the end of one (or, should its kept counts ever disagree with its rows,
+  // a page its counts could not place: read from the nearer end, as a list without them is).
   const counted = await db.selectNoFrom(total.as('total')).executeTakeFirstOrThrow();
-  const window = byDay ? null : pageWindow(counted.total, page.offset, page.limit);
+  const window = pageWindow(counted.total, page.offset, page.limit);
   if (!window) return { rows: [], total: counted.total };
   const rows = await rowsOf(window).execute();
-  return { rows: (window.reverse ? rows.reverse() : rows) as Row[], total: counted.total };
+  return { rows: (window.reverse ? rows.slice(0, counted.total - page.offset).reverse() : rows) as Row[], total: counted.total };
 }
 
 /**

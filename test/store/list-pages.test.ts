@@ -5,6 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import type { AuthorityIrm } from '../../src/authority/authority.ts';
 import { insertCustomer, listCustomers } from '../../src/store/customers.ts';
 import { listIrms, insertIrms } from '../../src/store/irms.ts';
+import { insertPlatform, listPlatformsPage } from '../../src/store/platforms.ts';
 import { pageWindow } from '../../src/store/paging.ts';
 import { applyLineResults, insertRequest, listRequests, moveRequest, requestsForPage, requestsWithLines, storeRecords, type RequestFilter } from '../../src/store/requests.ts';
 import type { Schema } from '../../src/store/schema.ts';
@@ -142,7 +143,9 @@ describeEachBackend('List pages', (h) => {
     assert.deepEqual(pageWindow(100, 40, 10), { offset: 40, limit: 10, reverse: false });
     assert.deepEqual(pageWindow(100, 50, 10), { offset: 40, limit: 10, reverse: true });
     assert.deepEqual(pageWindow(100, 90, 10), { offset: 0, limit: 10, reverse: true });
-    assert.deepEqual(pageWindow(95, 90, 10), { offset: 0, limit: 5, reverse: true });
+    // A short last page is read at the page's size from the far end; readPage keeps its rows only.
+    assert.deepEqual(pageWindow(95, 90, 10), { offset: 0, limit: 10, reverse: true });
+    assert.deepEqual(pageWindow(95, 60, 10), { offset: 25, limit: 10, reverse: true });
     assert.deepEqual(pageWindow(95, 95, 10), null);
     assert.deepEqual(pageWindow(0, 0, 10), null);
   });
@@ -492,5 +495,27 @@ describeEachBackend('List pages', (h) => {
     await checkAllPages(textiles.map((row) => row.id), (offset, limit) => listCustomers(db, { platformId, search: 'TEXTILES', offset, limit }), [5], 'search');
     const none = await listCustomers(db, { platformId, search: 'nothing-like-it', offset: 0, limit: 5 });
     assert.deepEqual(none, { rows: [], total: 0 });
+  });
+
+  test('a list without day counts reads a page past its middle from the far end at the page size, short last pages included', async () => {
+    const { db } = h.database;
+    for (let n = 0; n < 23; n += 1) await insertPlatform(db, { id: randomUUID(), name: `Paged ${n}` });
+    const all = await db.selectFrom('platforms').select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    await checkAllPages(all.map((row) => row.id), (offset, limit) => listPlatformsPage(db, { offset, limit }), [3, 7, 10], 'platforms');
+  });
+
+  test('should the kept counts fail to place a later page, it is read from the nearer end', async () => {
+    const { db } = h.database;
+    const platformId = h.platformA.id;
+    const customerId = await newCustomer(db, platformId, 'irm-drift@example.com');
+    await insertIrms(db, { platformId, customerId }, Array.from({ length: 30 }, (_, n) => irm(4, n, n * 20)));
+    const expected = await irmsForward(db, { customerId });
+    // Month counts that miss rows the day counts and the total still have (as a write that ran the triggers before
+    // migration 0026 would leave them).
+    await db.deleteFrom('irm_month_counts').where('platform_customer_id', '=', customerId).execute();
+    for (const offset of [10, 20, 25]) {
+      const page = await listIrms(db, { customerId, offset, limit: 10 });
+      assert.deepEqual({ ids: page.rows.map((row) => row.id), total: page.total }, { ids: expected.slice(offset, offset + 10), total: 30 }, `offset ${offset}`);
+    }
   });
 });

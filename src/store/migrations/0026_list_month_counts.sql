@@ -1,8 +1,12 @@
 -- A later page of a list kept per day starts at the day it begins on, found by summing the customer's days newest
 -- first up to the page's offset (src/store/paging.ts, readPage). Over days alone that sum read, sorted and added up
 -- every day the customer has: 1,095 rows for three years of IRMs, most of a later page's cost in the database. The same
--- counts per month find the month first (36 rows for three years), then the day within it (at most 31).
+-- counts per month find the month first (37 rows for three years), then the day within it (at most 31).
 -- Kept in the same triggers, in the same transactions, as the day counts; a month is its first day.
+
+-- Until this transaction commits, other processes' writes run the triggers as they were, which do not count months:
+-- the backfill below must see every row, so writers wait for it (a deploy's migration runs beside old processes).
+lock table irms, genebrc_requests in share mode;
 
 create table irm_month_counts (
   platform_customer_id uuid not null references platform_customers (id),
