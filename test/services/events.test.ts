@@ -396,9 +396,11 @@ describeEachBackend(
       const line = (index: number, amount: number, billNo?: string) => lineFor(irms[index], 1, amount, billNo ? { billNo } : {});
       const pushes = [
         [line(0, 1)],
-        [line(1, 2), { ...line(2, 3), serialNo: 2 }],
+        // Two lines of two invoices: clubbed into one eBRC (one invoice), their IRMs would have to share a currency and a
+        // bank, which the customer's IRMs next in line need not.
+        [line(1, 2), { ...line(2, 3), serialNo: 2, sbCumInvoiceNumber: '1002' }],
         [line(3, 1, 'SANDBOX-FAIL')],
-        [line(4, 2), { ...line(5, 1, 'SANDBOX-FAIL'), serialNo: 2 }],
+        [line(4, 2), { ...line(5, 1, 'SANDBOX-FAIL'), serialNo: 2, sbCumInvoiceNumber: '1002' }],
         [line(6, 1, 'SANDBOX-OUTAGE')],
         [line(7, 1)],
         [line(7, 1)], // the same IRM at once: one of the two loses the race (ERR23 or ERR38), or both pass the authority's checks in turn
