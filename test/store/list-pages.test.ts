@@ -88,6 +88,20 @@ async function checkAllPages(
   }
 }
 
+/** The database, and the statements run through it: a plugin sees each statement's result once (its query node is also
+ * seen for each subquery built into it). */
+function countingStatements(db: Kysely<Schema>): { counted: Kysely<Schema>; statements: string[] } {
+  const statements: string[] = [];
+  const counted = db.withPlugin({
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      statements.push(args.queryId.queryId);
+      return args.result;
+    },
+  });
+  return { counted, statements };
+}
+
 async function countsAgree(db: Kysely<Schema>): Promise<void> {
   const kept = await sql<{ customer: string; status: string; requests: number }>`
     select platform_customer_id as customer, status, requests from genebrc_request_status_counts where requests <> 0
@@ -200,15 +214,7 @@ describeEachBackend('List pages', (h) => {
     const customerId = await newCustomer(db, platformId, 'irm-one-statement@example.com');
     // 25 IRMs over 5 days, 5 a day: pages of 10 begin mid-day.
     await insertIrms(db, { platformId, customerId }, Array.from({ length: 25 }, (_, n) => irm(3, n, n % 5)));
-    const statements: string[] = [];
-    // A plugin sees every statement's result once (its query node is also seen for each subquery built into it).
-    const counted = db.withPlugin({
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        statements.push(args.queryId.queryId);
-        return args.result;
-      },
-    });
+    const { counted, statements } = countingStatements(db);
     const cases = [
       { filter: { customerId }, offset: 10, rows: 10, total: 25, statements: 1 },
       { filter: { customerId }, offset: 20, rows: 5, total: 25, statements: 1 },
@@ -232,14 +238,7 @@ describeEachBackend('List pages', (h) => {
     const customerId = await newCustomer(db, platformId, 'request-one-statement@example.com');
     // 25 requests, three every 7 hours: pages of 10 begin mid-day.
     await insertRequests(db, platformId, customerId, 25);
-    const statements: string[] = [];
-    const counted = db.withPlugin({
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        statements.push(args.queryId.queryId);
-        return args.result;
-      },
-    });
+    const { counted, statements } = countingStatements(db);
     const processed = (await requestsForward(db, { customerId, status: 'PROCESSED' })).length;
     const cases = [
       { filter: { customerId }, offset: 10, rows: 10, total: 25, statements: 1 },
