@@ -685,6 +685,7 @@ describeEachBackend('the GenEBRC request lifecycle', (h: Harness) => {
     await ready();
     const figures = await assertEventsMatchChanges(h.database);
     assert.ok(figures.requests >= 15, JSON.stringify(figures));
-    assert.ok(figures.ebrcEvents >= 8, JSON.stringify(figures));
+    // Seven eBRCs whatever the race of concurrent finishes, whose winner adds none, one or two.
+    assert.ok(figures.ebrcEvents >= 7, JSON.stringify(figures));
   });
 });
