@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
@@ -6,6 +5,7 @@ import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Schema } from './schema.ts';
 import { dumpEmbedded } from './embedded-backup.ts';
+import { isStalePlan, preparingPGlite, renameStale, statementName } from './prepared-statements.ts';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.ts';
 import { DatabaseAvailability, isDatabaseUnavailable, unavailableReason } from './availability.ts';
 
@@ -84,18 +84,20 @@ async function openEmbedded(dataDir: string, availability: DatabaseAvailability)
   fs.mkdirSync(dataDir, { recursive: true });
   const lock: DataDirLock = acquireDataDirLock(dataDir);
   let pglite: PGlite;
+  let preparing: PGlite;
   try {
     // Loaded only here: a service on PostgreSQL does not carry PGlite's WebAssembly in memory.
-    const { PGlite } = await import('@electric-sql/pglite');
-    pglite = await PGlite.create(path.join(dataDir, 'pgdata'), {
+    const pgliteModule = await import('@electric-sql/pglite');
+    pglite = await pgliteModule.PGlite.create(path.join(dataDir, 'pgdata'), {
       parsers,
-      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+      startParams: [...pgliteModule.PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
     });
+    preparing = preparingPGlite(pglite, pgliteModule);
   } catch (error) {
     lock.release();
     throw error;
   }
-  const db = new Kysely<Schema>({ dialect: new PGliteDialect({ pglite }) });
+  const db = new Kysely<Schema>({ dialect: new PGliteDialect({ pglite: preparing }) });
   let closed = false;
   return {
     kind: 'embedded',
@@ -120,7 +122,7 @@ async function openEmbedded(dataDir: string, availability: DatabaseAvailability)
           const results = await pglite.exec(text);
           return results.length === 1 ? results[0]! : results;
         }
-        return pglite.query(text, values as unknown[]);
+        return preparing.query(text, values as unknown[]);
       },
     },
     async close() {
@@ -136,20 +138,6 @@ async function openEmbedded(dataDir: string, availability: DatabaseAvailability)
   };
 }
 
-/** Statement texts prepared so far, by name; past the cap new texts run unprepared. */
-const preparedNames = new Map<string, string>();
-const MAX_PREPARED_STATEMENTS = 1_000;
-/** Texts with more parameters than this are mostly IN lists whose length varies: each length would be its own statement. */
-const MAX_PREPARED_PARAMETERS = 32;
-
-function statementName(text: string, parameterCount: number): string | undefined {
-  const known = preparedNames.get(text);
-  if (known !== undefined || parameterCount > MAX_PREPARED_PARAMETERS || preparedNames.size >= MAX_PREPARED_STATEMENTS) return known;
-  const name = `ebrc_${createHash('sha256').update(text).digest('base64url').slice(0, 24)}`;
-  preparedNames.set(text, name);
-  return name;
-}
-
 /**
  * A pg client that prepares each statement text once per connection (a named statement) and then only binds and
  * executes it: PostgreSQL parses and plans it once instead of at every call, which was a third of the database's work
@@ -160,7 +148,15 @@ class PreparingClient extends pg.Client {
     const [text, values] = args;
     if (args.length === 2 && typeof text === 'string' && Array.isArray(values) && values.length > 0) {
       const name = statementName(text, values.length);
-      if (name !== undefined) return super.query({ text, values, name });
+      if (name !== undefined) {
+        return super.query({ text, values, name }).catch((error: unknown) => {
+          if (!isStalePlan(error)) throw error;
+          renameStale(text);
+          // Outside a transaction nothing was done: the call is made again under the new name.
+          if (this.getTransactionStatus() !== 'I') throw error;
+          return super.query({ text, values, name: statementName(text, values.length) ?? name });
+        });
+      }
     }
     return (super.query as (...a: unknown[]) => unknown)(...args);
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { insertCustomer } from '../../src/store/customers.ts';
 import { openDatabase } from '../../src/store/database.ts';
@@ -10,8 +10,10 @@ import { insertPlatform } from '../../src/store/platforms.ts';
 import { listRequests } from '../../src/store/requests.ts';
 import { backends, scratchDatabase } from '../support/harness.ts';
 
-test('on PostgreSQL a statement with parameters is prepared once per connection and then only executed', { skip: !backends().includes('postgres') && 'PostgreSQL is not among the backends' }, async () => {
-  const scratch = await scratchDatabase('postgres');
+for (const backend of backends()) {
+describe(`Prepared statements [${backend}]`, () => {
+test('a statement with parameters is prepared once per connection and then only executed', async () => {
+  const scratch = await scratchDatabase(backend);
   const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir, poolSize: 1 });
   try {
     const text = 'select $1::int + 1 as next';
@@ -19,7 +21,7 @@ test('on PostgreSQL a statement with parameters is prepared once per connection 
       const { rows } = await database.db.executeQuery<{ next: number }>(CompiledQuery.raw(text, [value]));
       assert.deepEqual(rows, [{ next: value + 1 }]);
     }
-    // The pool's one connection holds the statement once, under its name; a text without parameters is not prepared.
+    // The one connection (the pool's, or PGlite's session) holds the statement once, under its name; a text without parameters is not prepared.
     await database.db.executeQuery(CompiledQuery.raw('select 1 as one'));
     const { rows } = await database.db.executeQuery<{ name: string; statement: string }>(
       CompiledQuery.raw('select name, statement from pg_prepared_statements where statement like $1 order by name', ['select $1::int%']),
@@ -37,8 +39,62 @@ test('on PostgreSQL a statement with parameters is prepared once per connection 
   }
 });
 
-test('on PostgreSQL list pages are planned once: their statements bind no LIMIT or OFFSET', { skip: !backends().includes('postgres') && 'PostgreSQL is not among the backends' }, async () => {
-  const scratch = await scratchDatabase('postgres');
+test('a prepared statement whose table gains a column is prepared again, and the call answers with the new column', async () => {
+  const scratch = await scratchDatabase(backend);
+  const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir, poolSize: 1 });
+  try {
+    const { db } = database;
+    await sql`create table widgets (id int primary key, label text)`.execute(db);
+    await sql`insert into widgets values (1, 'one')`.execute(db);
+    const read = () => db.executeQuery<Record<string, unknown>>(CompiledQuery.raw('select * from widgets where id = $1', [1]));
+    assert.deepEqual((await read()).rows, [{ id: 1, label: 'one' }]);
+    // A migration run by another process while this one serves (contract: migrate once, then roll the processes).
+    await sql`alter table widgets add column colour text`.execute(db);
+    assert.deepEqual((await read()).rows, [{ id: 1, label: 'one', colour: null }]);
+    assert.deepEqual((await read()).rows, [{ id: 1, label: 'one', colour: null }]);
+    // Inside a transaction the stale call fails (its transaction is spoiled), and the next one is prepared anew.
+    await sql`alter table widgets add column size int`.execute(db);
+    await assert.rejects(db.transaction().execute(async (tx) => tx.executeQuery(CompiledQuery.raw('select * from widgets where id = $1', [1]))), /cached plan/);
+    assert.deepEqual((await read()).rows, [{ id: 1, label: 'one', colour: null, size: null }]);
+  } finally {
+    await database.close();
+    await scratch.drop();
+  }
+});
+
+test('through a prepared statement values keep their types, errors their codes, and a failed transaction stores nothing', async () => {
+  const scratch = await scratchDatabase(backend);
+  const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir, poolSize: 1 });
+  try {
+    const { db } = database;
+    await sql`create table ledger (id uuid primary key, amount numeric(18, 2) not null, seq int8, on_day date, at timestamptz, body jsonb, note text)`.execute(db);
+    const insert = 'insert into ledger values ($1, $2, $3, $4, $5, $6, $7) returning *';
+    const first = randomUUID();
+    const { rows } = await db.executeQuery(CompiledQuery.raw(insert, [first, '12345678901234.05', 9_007_199_254_740_991, '2026-03-31', new Date('2026-03-31T18:30:00Z'), JSON.stringify({ a: [1, 'two'] }), null]));
+    assert.deepEqual(rows, [{ id: first, amount: '12345678901234.05', seq: 9_007_199_254_740_991, on_day: '2026-03-31', at: new Date('2026-03-31T18:30:00Z'), body: { a: [1, 'two'] }, note: null }]);
+    const second = randomUUID();
+    await assert.rejects(
+      db.transaction().execute(async (tx) => {
+        await tx.executeQuery(CompiledQuery.raw(insert, [second, '1.00', 1, '2026-04-01', new Date(), '{}', 'kept?']));
+        await tx.executeQuery(CompiledQuery.raw(insert, [first, '2.00', 2, '2026-04-02', new Date(), '{}', 'duplicate']));
+      }),
+      (error: { code?: string; constraint?: string }) => error.code === '23505' && error.constraint === 'ledger_pkey',
+    );
+    const { rows: kept } = await db.executeQuery<{ id: string }>(CompiledQuery.raw('select id from ledger where id = any($1::uuid[]) order by id', [[first, second]]));
+    assert.deepEqual(kept.map((row) => row.id), [first]);
+    // The failed statements are usable again at once, in and out of transactions.
+    await db.transaction().execute((tx) => tx.executeQuery(CompiledQuery.raw(insert, [second, '3.10', null, null, null, null, 'second'])));
+    const { rows: both } = await db.executeQuery<{ amount: string }>(CompiledQuery.raw('select amount from ledger where id = any($1::uuid[]) order by amount', [[first, second]]));
+    assert.deepEqual(both.map((row) => row.amount), ['3.10', '12345678901234.05']);
+    await assert.rejects(db.executeQuery(CompiledQuery.raw('select amount from ledger where id = $1::uuid', ['not a uuid'])), (error: { code?: string }) => error.code === '22P02');
+  } finally {
+    await database.close();
+    await scratch.drop();
+  }
+});
+
+test('list pages are planned once: their statements bind no LIMIT or OFFSET', async () => {
+  const scratch = await scratchDatabase(backend);
   const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir, poolSize: 1 });
   try {
     await migrate(database);
@@ -88,3 +144,5 @@ test('on PostgreSQL list pages are planned once: their statements bind no LIMIT 
     await scratch.drop();
   }
 });
+});
+}
