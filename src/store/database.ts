@@ -151,7 +151,7 @@ class PreparingClient extends pg.Client {
       if (name !== undefined) {
         return super.query({ text, values, name }).catch((error: unknown) => {
           if (!isStalePlan(error)) throw error;
-          renameStale(text);
+          renameStale(text, name);
           // Outside a transaction nothing was done: the call is made again under the new name.
           if (this.getTransactionStatus() !== 'I') throw error;
           return super.query({ text, values, name: statementName(text, values.length) ?? name });

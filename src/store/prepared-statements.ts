@@ -33,16 +33,19 @@ function baseName(text: string): string {
  * added a column to a table the statement reads with `*`, while this process ran.
  */
 export function isStalePlan(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type');
+  const { code, routine, message } = (error ?? {}) as { code?: unknown; routine?: unknown; message?: unknown };
+  if (code !== '0A000') return false;
+  // The routine that raises it names it whatever the server's language; the message, for servers that send no routine.
+  return routine === 'RevalidateCachedQuery' || (typeof message === 'string' && message.includes('cached plan must not change result type'));
 }
 
 /**
  * Gives a text whose prepared statement went stale a new name, so that every connection prepares it again at its next
- * call (the stale one stays on its connections, unused): without this, each connection would fail it until restarted.
+ * call (on PostgreSQL the stale one stays on its connections, unused): without this, each connection would fail it
+ * until restarted. Only the name that failed is replaced: calls that fail on it at once rename it once.
  */
-export function renameStale(text: string): void {
-  if (preparedNames.has(text)) preparedNames.set(text, `${baseName(text)}_r${++renamed}`);
+export function renameStale(text: string, staleName: string): void {
+  if (preparedNames.get(text) === staleName) preparedNames.set(text, `${baseName(text)}_r${++renamed}`);
 }
 
 /** What the wrapper needs of PGlite's module, loaded by the caller only when the embedded database is opened. */
@@ -52,9 +55,11 @@ export type PGliteProtocol = Pick<typeof import('@electric-sql/pglite'), 'parse'
  * PGlite as Kysely's PGlite dialect uses it, except that a statement with parameters is prepared once (a named
  * statement, kept in PGlite's one session) and then only bound and executed, in one exchange with the WebAssembly
  * instance. PGlite's own `query` parses, describes, plans and runs every call in six exchanges: a customer read took
- * 394 µs that way and 187 µs prepared (`npm run bench:embedded-statements`). Rows, types, errors and locking are PGlite's own: the
+ * 394 µs that way and 187 µs prepared (`npm run bench:embedded-statements`). Rows, types, errors and locking are PGlite's: the
  * results are parsed by its parser with its type parsers, under its query mutex, and outside a transaction under its
- * transaction mutex too, as its `query` runs them.
+ * transaction mutex too, as its `query` runs them; an error carries the statement's text but not its parameters.
+ * Up to MAX_EMBEDDED_PREPARED_STATEMENTS texts are prepared (a few more when new ones arrive at once), then the rest run
+ * through PGlite's own `query`.
  */
 export function preparingPGlite(pglite: PGlite, { parse, protocol }: PGliteProtocol): PGlite {
   /** Parameter types of the statements this instance has prepared, by name. */
@@ -66,11 +71,21 @@ export function preparingPGlite(pglite: PGlite, { parse, protocol }: PGliteProto
       return await runPrepared<T>(name, text, params, options, inTransaction);
     } catch (error) {
       if (!isStalePlan(error)) throw error;
-      renameStale(text);
+      renameStale(text, name);
+      await forget(name);
       // Outside a transaction nothing was done: the call is made again under the new name.
       if (inTransaction) throw error;
-      return runPrepared<T>(nameFor(text, params.length) ?? name, text, params, options, inTransaction);
+      const fresh = nameFor(text, params.length);
+      return fresh === undefined ? pglite.query<T>(text, params, options) : runPrepared<T>(fresh, text, params, options, false);
     }
+  }
+
+  /** Closes a stale statement: PGlite's one session then holds no statement that no name leads to. */
+  async function forget(name: string): Promise<void> {
+    await pglite.runExclusive(async () => {
+      if (!prepared.delete(name)) return;
+      await pglite.execProtocolStream(concat([serialize.close({ type: 'S', name }), serialize.sync()]), { syncToFs: false, throwOnError: false });
+    });
   }
 
   async function runPrepared<T>(name: string, text: string, params: unknown[], options: QueryOptions | undefined, inTransaction: boolean): Promise<Results<T>> {
@@ -82,7 +97,7 @@ export function preparingPGlite(pglite: PGlite, { parse, protocol }: PGliteProto
           if (types === undefined) {
             const described = await pglite.execProtocolStream(
               concat([serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()]),
-              { syncToFs: false },
+              { syncToFs: false, onNotice: options?.onNotice },
             );
             types = parse.parseDescribeStatementResults(described);
             prepared.set(name, types);
