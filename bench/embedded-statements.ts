@@ -1,8 +1,9 @@
 /**
  * `npm run bench:embedded-statements`: what preparing statements buys on the embedded database, read by read.
  *
- * Seeds a scratch embedded folder (bench/tmp/embedded-statements) with 30 customers, one of them large (18,000 of the
- * 20,000 IRMs and 5,400 of the 6,000 GenEBRC requests, over two years), then opens it once and reads it through two
+ * Seeds a scratch embedded folder (bench/tmp/embedded-statements) as `seedSkewedLists` (test/support/skewed-lists.ts)
+ * does: 30 customers, one of them large (18,000 of the 20,000 IRMs and 5,400 of the 6,000 GenEBRC requests, over two
+ * years). Then it opens the folder once and reads it through two
  * Kysely instances over that one PGlite: one with the service's wrapper (`preparingPGlite`, named statements) and one
  * on PGlite's own `query` (parse, describe, plan and run at every call, as before 2026-12-02). The reads are the
  * store's own: a customer by id, IRM pages 1 and at offset 9,000, GenEBRC pages 1 and at offset 2,700. The two take
@@ -10,19 +11,18 @@
  * In-process and one call at a time, so it measures the database's part alone (PGlite runs on this thread). PGlite is
  * opened with its default settings (the service sets a 16 MB page cache; the seeded folder fits either).
  */
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Kysely, PGliteDialect, sql } from 'kysely';
+import { Kysely, PGliteDialect } from 'kysely';
 import type { PGlite } from '@electric-sql/pglite';
-import { insertCustomer, findCustomer } from '../src/store/customers.ts';
+import { findCustomer } from '../src/store/customers.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { listIrms } from '../src/store/irms.ts';
 import { migrate } from '../src/store/migrate.ts';
-import { insertPlatform } from '../src/store/platforms.ts';
 import { preparingPGlite } from '../src/store/prepared-statements.ts';
 import { listRequests } from '../src/store/requests.ts';
 import type { Schema } from '../src/store/schema.ts';
+import { seedSkewedLists } from '../test/support/skewed-lists.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DATA_DIR = path.join(ROOT, 'bench', 'tmp', 'embedded-statements');
@@ -30,35 +30,13 @@ const ROUNDS = 5;
 const CALLS = 400;
 
 fs.rmSync(DATA_DIR, { recursive: true, force: true });
-const platformId = randomUUID();
-const customers = Array.from({ length: 30 }, () => randomUUID());
-const big = customers[0]!;
-{
+const { platformId, big } = await (async () => {
   const database = await openDatabase({ dataDir: DATA_DIR });
   await migrate(database);
-  const { db } = database;
-  await insertPlatform(db, { id: platformId, name: 'Statements' });
-  for (const [index, id] of customers.entries()) {
-    await insertCustomer(db, { id, platformId, name: `Customer ${index}`, email: `statements-${index}@example.com`, type: 'customer', companyName: 'Co', address: null });
-  }
-  await sql`
-    insert into irms (id, platform_id, platform_customer_id, irm_number, irm_issue_date, ifsc_code, remittance_ad_code,
-      remittance_date, remittance_fcc, remittance_fcc_amount, orm_amount_fcc, irm_available_amt, irm_utilized_amt, iec_code,
-      pan_number, remitter_name, remitter_country, purpose_of_remittance, authority_status)
-    select gen_random_uuid(), ${platformId}::uuid, customer, 'IR' || g, date '2026-01-01' - (g % 700), 'HDFC0000001', '0510001',
-      date '2026-01-01' - (g % 700), 'USD', 10, 0, 10, 0, '0599001001', 'ABCDE1234F', 'Remitter', 'US', 'P0102', 'F'
-    from generate_series(1, 20000) g,
-      lateral (select case when g <= 18000 then ${big}::uuid else (${customers}::uuid[])[2 + g % 29] end as customer) as owner`.execute(db);
-  await sql`
-    insert into genebrc_requests (id, platform_id, platform_customer_id, request_id, iec_number, record_res_count, upload_type,
-      declaration_flag, status, created_at)
-    select gen_random_uuid(), ${platformId}::uuid, customer, 'EBRCGWSTMT' || g, '0599001001', 1, '101', 'Y', 'PROCESSED',
-      timestamptz '2026-01-01 00:00:00Z' - g * interval '3 hours'
-    from generate_series(1, 6000) g,
-      lateral (select case when g <= 5400 then ${big}::uuid else (${customers}::uuid[])[2 + g % 29] end as customer) as owner`.execute(db);
-  await sql`vacuum analyze`.execute(db);
+  const seeded = await seedSkewedLists(database.db, 3);
   await database.close();
-}
+  return seeded;
+})();
 
 const { PGlite: PGliteClass, parse, protocol } = await import('@electric-sql/pglite');
 const pglite: PGlite = await PGliteClass.create(path.join(DATA_DIR, 'pgdata'));

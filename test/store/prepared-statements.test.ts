@@ -2,13 +2,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
-import { insertCustomer } from '../../src/store/customers.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import { listIrms } from '../../src/store/irms.ts';
 import { migrate } from '../../src/store/migrate.ts';
-import { insertPlatform } from '../../src/store/platforms.ts';
 import { listRequests } from '../../src/store/requests.ts';
 import { backends, scratchDatabase } from '../support/harness.ts';
+import { seedSkewedLists } from '../support/skewed-lists.ts';
 
 for (const backend of backends()) {
 describe(`Prepared statements [${backend}]`, () => {
@@ -148,32 +147,7 @@ test('list pages are planned once: their statements bind no LIMIT or OFFSET', as
   try {
     await migrate(database);
     const { db } = database;
-    const platformId = randomUUID();
-    await insertPlatform(db, { id: platformId, name: 'Plans' });
-    // One large customer among small ones, as in production: its statistics make a LIMIT parameter's generic plan look
-    // dearer than a custom one, which PostgreSQL then plans anew at every call.
-    const customers = Array.from({ length: 30 }, () => randomUUID());
-    for (const [index, id] of customers.entries()) {
-      await insertCustomer(db, { id, platformId, name: `Customer ${index}`, email: `plans-${index}@example.com`, type: 'customer', companyName: 'Co', address: null });
-    }
-    const big = customers[0]!;
-    await sql`
-      insert into irms (id, platform_id, platform_customer_id, irm_number, irm_issue_date, ifsc_code, remittance_ad_code,
-        remittance_date, remittance_fcc, remittance_fcc_amount, orm_amount_fcc, irm_available_amt, irm_utilized_amt, iec_code,
-        pan_number, remitter_name, remitter_country, purpose_of_remittance, authority_status)
-      select gen_random_uuid(), ${platformId}::uuid, customer, 'IR' || g, date '2026-01-01' - (g % 700), 'HDFC0000001', '0510001',
-        date '2026-01-01' - (g % 700), 'USD', 10, 0, 10, 0, '0599001001', 'ABCDE1234F', 'Remitter', 'US', 'P0102', 'F'
-      from generate_series(1, 20000) g,
-        lateral (select case when g <= 18000 then ${big}::uuid else (${customers}::uuid[])[2 + g % 29] end as customer) as owner`.execute(db);
-    await sql`
-      insert into genebrc_requests (id, platform_id, platform_customer_id, request_id, iec_number, record_res_count, upload_type,
-        declaration_flag, status, created_at)
-      select gen_random_uuid(), ${platformId}::uuid, customer, 'EBRCGWPLANS' || g, '0599001001', 1, '101', 'Y', 'PROCESSED',
-        timestamptz '2026-01-01 00:00:00Z' - g * interval '1 hour'
-      from generate_series(1, 6000) g,
-        lateral (select case when g <= 5400 then ${big}::uuid else (${customers}::uuid[])[2 + g % 29] end as customer) as owner`.execute(db);
-    // Statistics as autovacuum keeps them.
-    await sql`vacuum analyze`.execute(db);
+    const { big } = await seedSkewedLists(db);
     for (let call = 0; call < 10; call += 1) {
       await listIrms(db, { customerId: big, offset: 0, limit: 10 });
       await listIrms(db, { customerId: big, offset: 9_000, limit: 10 });
