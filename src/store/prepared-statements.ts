@@ -84,7 +84,7 @@ export function preparingPGlite(pglite: PGlite, { parse, protocol }: PGliteProto
   async function forget(name: string): Promise<void> {
     await pglite.runExclusive(async () => {
       if (!prepared.delete(name)) return;
-      await pglite.execProtocolStream(concat([serialize.close({ type: 'S', name }), serialize.sync()]), { syncToFs: false, throwOnError: false });
+      await pglite.execProtocolStream(Buffer.concat([serialize.close({ type: 'S', name }), serialize.sync()]), { syncToFs: false, throwOnError: false });
     });
   }
 
@@ -96,7 +96,7 @@ export function preparingPGlite(pglite: PGlite, { parse, protocol }: PGliteProto
           let types = prepared.get(name);
           if (types === undefined) {
             const described = await pglite.execProtocolStream(
-              concat([serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()]),
+              Buffer.concat([serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()]),
               { syncToFs: false, onNotice: options?.onNotice },
             );
             types = parse.parseDescribeStatementResults(described);
@@ -108,7 +108,7 @@ export function preparingPGlite(pglite: PGlite, { parse, protocol }: PGliteProto
             return serializer ? serializer(param) : String(param);
           });
           const messages = await pglite.execProtocolStream(
-            concat([serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]),
+            Buffer.concat([serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]),
             { syncToFs: false, onNotice: options?.onNotice },
           );
           if (!inTransaction) await pglite.syncToFs();
@@ -162,14 +162,4 @@ export function preparingPGlite(pglite: PGlite, { parse, protocol }: PGliteProto
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const joined = new Uint8Array(parts.reduce((length, part) => length + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    joined.set(part, offset);
-    offset += part.length;
-  }
-  return joined;
 }
