@@ -1,20 +1,39 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { CompiledQuery, sql } from 'kysely';
-import { openDatabase } from '../../src/store/database.ts';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { openDatabase, type Database } from '../../src/store/database.ts';
 import { listIrms } from '../../src/store/irms.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { listRequests } from '../../src/store/requests.ts';
+import type { Schema } from '../../src/store/schema.ts';
 import { backends, scratchDatabase } from '../support/harness.ts';
 import { seedSkewedLists } from '../support/skewed-lists.ts';
 
 for (const backend of backends()) {
 describe(`Prepared statements [${backend}]`, () => {
-test('a statement with parameters is prepared once per connection and then only executed', async () => {
+/** A scratch database of this backend, opened with `poolSize` connections, closed and dropped after `work`. */
+async function withDatabase(poolSize: number, work: (database: Database) => Promise<void>): Promise<void> {
   const scratch = await scratchDatabase(backend);
-  const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir, poolSize: 1 });
+  const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir, poolSize });
   try {
+    await work(database);
+  } finally {
+    await database.close();
+    await scratch.drop();
+  }
+}
+
+/** A table of one row, and its read by a prepared `select *` (which a new column makes stale). */
+async function oneRowTable(db: Kysely<Schema>, table: string) {
+  await sql`create table ${sql.table(table)} (id int primary key, label text)`.execute(db);
+  await sql`insert into ${sql.table(table)} values (1, 'one')`.execute(db);
+  const text = `select * from ${table} where id = $1`;
+  return { text, read: () => db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, [1])) };
+}
+
+test('a statement with parameters is prepared once per connection and then only executed', async () => {
+  await withDatabase(1, async (database) => {
     const text = 'select $1::int + 1 as next';
     for (const value of [1, 2, 3]) {
       const { rows } = await database.db.executeQuery<{ next: number }>(CompiledQuery.raw(text, [value]));
@@ -32,20 +51,13 @@ test('a statement with parameters is prepared once per connection and then only 
       CompiledQuery.raw("select name from pg_prepared_statements where statement = 'select 1 as one' and $1::int = 1", [1]),
     );
     assert.deepEqual(unprepared, []);
-  } finally {
-    await database.close();
-    await scratch.drop();
-  }
+  });
 });
 
 test('a prepared statement whose table gains a column is prepared again, and the call answers with the new column', async () => {
-  const scratch = await scratchDatabase(backend);
-  const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir, poolSize: 1 });
-  try {
+  await withDatabase(1, async (database) => {
     const { db } = database;
-    await sql`create table widgets (id int primary key, label text)`.execute(db);
-    await sql`insert into widgets values (1, 'one')`.execute(db);
-    const read = () => db.executeQuery<Record<string, unknown>>(CompiledQuery.raw('select * from widgets where id = $1', [1]));
+    const { text, read } = await oneRowTable(db, 'widgets');
     assert.deepEqual((await read()).rows, [{ id: 1, label: 'one' }]);
     // A migration run by another process while this one serves (contract: migrate once, then roll the processes).
     await sql`alter table widgets add column colour text`.execute(db);
@@ -53,23 +65,15 @@ test('a prepared statement whose table gains a column is prepared again, and the
     assert.deepEqual((await read()).rows, [{ id: 1, label: 'one', colour: null }]);
     // Inside a transaction the stale call fails (its transaction is spoiled), and the next one is prepared anew.
     await sql`alter table widgets add column size int`.execute(db);
-    await assert.rejects(db.transaction().execute(async (tx) => tx.executeQuery(CompiledQuery.raw('select * from widgets where id = $1', [1]))), /cached plan/);
+    await assert.rejects(db.transaction().execute(async (tx) => tx.executeQuery(CompiledQuery.raw(text, [1]))), /cached plan/);
     assert.deepEqual((await read()).rows, [{ id: 1, label: 'one', colour: null, size: null }]);
-  } finally {
-    await database.close();
-    await scratch.drop();
-  }
+  });
 });
 
 test('calls that meet one stale statement at once all answer, and it is prepared again once', async () => {
-  const scratch = await scratchDatabase(backend);
-  const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir, poolSize: 2 });
-  try {
+  await withDatabase(2, async (database) => {
     const { db } = database;
-    await sql`create table gadgets (id int primary key, label text)`.execute(db);
-    await sql`insert into gadgets values (1, 'one')`.execute(db);
-    const text = 'select * from gadgets where id = $1';
-    const read = () => db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, [1]));
+    const { text, read } = await oneRowTable(db, 'gadgets');
     await Promise.all([read(), read(), read()]);
     await sql`alter table gadgets add column colour text`.execute(db);
     const answers = await Promise.all(Array.from({ length: 6 }, read));
@@ -79,20 +83,13 @@ test('calls that meet one stale statement at once all answer, and it is prepared
       const { rows } = await db.executeQuery(CompiledQuery.raw('select name from pg_prepared_statements where statement = $1', [text]));
       assert.equal(rows.length, 1, JSON.stringify(rows));
     }
-  } finally {
-    await database.close();
-    await scratch.drop();
-  }
+  });
 });
 
 test('with every prepared place taken, a stale statement is still answered, and later texts run unprepared', { skip: backend !== 'embedded' && 'the cap of 300 texts is the embedded database\'s' }, async () => {
-  const scratch = await scratchDatabase(backend);
-  const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
-  try {
+  await withDatabase(1, async (database) => {
     const { db } = database;
-    await sql`create table sprockets (id int primary key, label text)`.execute(db);
-    await sql`insert into sprockets values (1, 'one')`.execute(db);
-    const read = () => db.executeQuery<Record<string, unknown>>(CompiledQuery.raw('select * from sprockets where id = $1', [1]));
+    const { read } = await oneRowTable(db, 'sprockets');
     await read();
     for (let index = 0; index < 320; index += 1) {
       const { rows } = await db.executeQuery<{ next: number }>(CompiledQuery.raw(`select $1::int + ${index} as next`, [1]));
@@ -104,16 +101,11 @@ test('with every prepared place taken, a stale statement is still answered, and 
     assert.deepEqual((await read()).rows, [{ id: 1, label: 'one', colour: null }]);
     assert.deepEqual((await read()).rows, [{ id: 1, label: 'one', colour: null }]);
     assert.equal(await prepared(), 300);
-  } finally {
-    await database.close();
-    await scratch.drop();
-  }
+  });
 });
 
 test('through a prepared statement values keep their types, errors their codes, and a failed transaction stores nothing', async () => {
-  const scratch = await scratchDatabase(backend);
-  const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir, poolSize: 1 });
-  try {
+  await withDatabase(1, async (database) => {
     const { db } = database;
     await sql`create table ledger (id uuid primary key, amount numeric(18, 2) not null, seq int8, on_day date, at timestamptz, body jsonb, note text)`.execute(db);
     const insert = 'insert into ledger values ($1, $2, $3, $4, $5, $6, $7) returning *';
@@ -135,16 +127,11 @@ test('through a prepared statement values keep their types, errors their codes, 
     const { rows: both } = await db.executeQuery<{ amount: string }>(CompiledQuery.raw('select amount from ledger where id = any($1::uuid[]) order by amount', [[first, second]]));
     assert.deepEqual(both.map((row) => row.amount), ['3.10', '12345678901234.05']);
     await assert.rejects(db.executeQuery(CompiledQuery.raw('select amount from ledger where id = $1::uuid', ['not a uuid'])), (error: { code?: string }) => error.code === '22P02');
-  } finally {
-    await database.close();
-    await scratch.drop();
-  }
+  });
 });
 
 test('list pages are planned once: their statements bind no LIMIT or OFFSET', async () => {
-  const scratch = await scratchDatabase(backend);
-  const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir, poolSize: 1 });
-  try {
+  await withDatabase(1, async (database) => {
     await migrate(database);
     const { db } = database;
     const { big } = await seedSkewedLists(db);
@@ -162,10 +149,7 @@ test('list pages are planned once: their statements bind no LIMIT or OFFSET', as
       // PostgreSQL plans the first five calls for their values, then keeps the generic plan if it costs no more.
       assert.ok(row.custom_plans <= 5 && row.generic_plans >= 5, `planned at every call: ${JSON.stringify(row)}`);
     }
-  } finally {
-    await database.close();
-    await scratch.drop();
-  }
+  });
 });
 });
 }
