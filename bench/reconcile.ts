@@ -76,7 +76,7 @@ function servingTheBenchData(adapter: Authority): Authority {
       return query.iecCode === '0599001001' ? { irms: authority.irms, unreadable: [] } : adapter.fetchIrms(credentials, query, options);
     },
     async fetchEbrcs(credentials, query, options) {
-      return query.iecCode === '0599001001' ? authority.ebrcs : adapter.fetchEbrcs(credentials, query, options);
+      return query.iecCode === '0599001001' ? { ebrcs: authority.ebrcs, unreadable: [] } : adapter.fetchEbrcs(credentials, query, options);
     },
   };
 }

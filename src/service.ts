@@ -142,6 +142,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       keyRing,
       vault,
       outbox,
+      log,
     };
     const deliveryMetrics = createDeliveryMetrics(metrics);
     const poller = new RequestPoller({

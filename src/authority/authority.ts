@@ -79,6 +79,12 @@ export type AuthorityEbrc = {
   status: string;
 };
 
+/** An eBRC of the authority's answer that cannot be stored as it is (no number, a date that is not one, ...). */
+export type UnreadableEbrc = { index: number; ebrcNumber: string | null; reason: string };
+
+/** fetchEBRCDetails' answer: every eBRC that reads, and why the others do not (one odd eBRC never fails the rest). */
+export type EbrcFetch = { ebrcs: AuthorityEbrc[]; unreadable: UnreadableEbrc[] };
+
 /** The authority's errorDetails entries: the domain's rule violations have the same shape. */
 export type AuthorityErrorDetail = ErrorDetail;
 
@@ -181,7 +187,7 @@ export interface Authority {
   /** The request's processing status; null when the authority has never accepted that requestId. */
   getStatus(credentials: CredentialSet, requestId: string, options?: CallOptions): Promise<RequestStatusAnswer | null>;
   /** The IEC's eBRCs (fetchEBRCDetails), whether generated through this service or elsewhere. */
-  fetchEbrcs(credentials: CredentialSet, query: EbrcQuery, options?: CallOptions): Promise<AuthorityEbrc[]>;
+  fetchEbrcs(credentials: CredentialSet, query: EbrcQuery, options?: CallOptions): Promise<EbrcFetch>;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import { recordAudit, SYSTEM_SOURCE } from './audit.ts';
 import { AuthorityError, type Authority, type SandboxCredentialIssuer } from '../authority/authority.ts';
@@ -28,6 +29,8 @@ export type ServiceContext = {
   vault: CredentialsVault;
   /** Where every change an integrator would otherwise poll for records its event, in the change's transaction. */
   outbox: EventOutbox;
+  /** Warnings about the authority's data that the services store around (an eBRC that cannot be stored, say). */
+  log?: FastifyBaseLogger | undefined;
 };
 
 /**

@@ -79,7 +79,7 @@ export async function ebrcCertificate(context: ServiceContext, platformId: strin
 }
 
 /** What bringing the register up to date found: eBRCs it did not hold, and eBRCs that became cancelled. */
-export type EbrcSyncOutcome = { discovered: number; cancelled: number };
+export type EbrcSyncOutcome = { discovered: number; cancelled: number; unreadable: number };
 
 /** The register's status for the authority's word: cancelled for CANCELLED (any case or spelling), else generated. */
 function registerStatus(word: string): RegisteredEbrc['status'] {
@@ -100,7 +100,8 @@ function ebrcChanges(before: Ebrc | null, after: Ebrc): { field: string; from: u
  * batch at a time, each in one transaction with its events: an eBRC it did not hold is added (source this_service when
  * a request of this service generated it, else elsewhere) and one whose values changed (a cancellation at the portal
  * or by the bank) is updated; each raises ebrc.updated with its changes, except this customer's own eBRCs, which
- * ebrc.generated announced. eBRCs the authority no longer lists are kept as they are.
+ * ebrc.generated announced. eBRCs the authority no longer lists are kept as they are. One the register cannot hold as
+ * the authority sent it is logged as a warning and left out; the others are stored.
  */
 export async function syncEbrcs(context: ServiceContext, customer: VerifiedCustomer, filter: EbrcFilter): Promise<EbrcSyncOutcome> {
   const reported = await asCustomer(context, customer, (credentials) =>
@@ -111,8 +112,11 @@ export async function syncEbrcs(context: ServiceContext, customer: VerifiedCusto
       sbCumInvoiceNumber: filter.sbCumInvoiceNumber,
     }),
   );
-  const unique = [...new Map(reported.map((ebrc) => [ebrc.ebrcNumber, ebrc])).values()];
-  const outcome: EbrcSyncOutcome = { discovered: 0, cancelled: 0 };
+  for (const odd of reported.unreadable) {
+    context.log?.warn({ platformCustomerId: customer.id, ebrcNumber: odd.ebrcNumber, reason: odd.reason }, 'the authority sent an eBRC that cannot be stored; kept the others');
+  }
+  const unique = [...new Map(reported.ebrcs.map((ebrc) => [ebrc.ebrcNumber, ebrc])).values()];
+  const outcome: EbrcSyncOutcome = { discovered: 0, cancelled: 0, unreadable: reported.unreadable.length };
   let events = 0;
   for (let start = 0; start < unique.length; start += store.REGISTER_BATCH) {
     const batch = unique.slice(start, start + store.REGISTER_BATCH);

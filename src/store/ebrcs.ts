@@ -153,12 +153,12 @@ export async function insertRegistered(
 }
 
 /**
- * The authority's text as a bound text parameter stores it: half a surrogate pair becomes U+FFFD (pg encodes parameters
- * as UTF-8, which cannot carry it). In JSON it would be a `\ud800` escape, which jsonb refuses: one such eBRC would fail
- * its whole batch, where as a column value it is kept.
+ * The authority's text as a column can hold it: half a surrogate pair becomes U+FFFD, as a bound text parameter would
+ * store it (pg encodes parameters as UTF-8, which cannot carry it), and so does a NUL, which no text column holds. In
+ * JSON either would be a `\u` escape that jsonb refuses: one such eBRC would fail its whole batch, where this keeps it.
  */
 function storableText(_key: string, value: unknown): unknown {
-  return typeof value === 'string' ? value.toWellFormed() : value;
+  return typeof value === 'string' ? value.toWellFormed().replaceAll('\u0000', '\uFFFD') : value;
 }
 
 /** Rewrites registered eBRCs with the authority's latest values; the source and requestId stay as registered. */

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import { test } from 'node:test';
-import type { Authority, AuthorityEbrc } from '../../src/authority/authority.ts';
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Authority, AuthorityEbrc, UnreadableEbrc } from '../../src/authority/authority.ts';
 import { describeEachBackend, expectProblem, type Harness } from '../support/harness.ts';
 import { firstRefresh, lineFor, pushBody, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
@@ -21,16 +23,24 @@ const MADE_ELSEWHERE: AuthorityEbrc = {
   status: 'GENERATED',
 };
 
+/** An eBRC of the demo account's answers that the adapter could not read (its date is not a date). */
+const UNREADABLE: UnreadableEbrc = { index: 0, ebrcNumber: 'EBRC202501150000900003', reason: 'eBRCRespList[0].ebrcDate is "15/01/2025", not a ddMMyyyy date.' };
+
+/** The service's warnings, to find the unreadable eBRC's. */
+const warnings: string[] = [];
+const warningLog = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }) as unknown as FastifyBaseLogger;
+
 /**
  * The adapter to the sandbox, whose fetchEbrcs also reports MADE_ELSEWHERE for the demo IEC, whatever the other
- * filters: an authority that filters less than asked, so the service's own filtering shows too.
+ * filters: an authority that filters less than asked, so the service's own filtering shows too. Its answers for the
+ * demo IEC also hold an eBRC that does not read (UNREADABLE): the others are stored all the same.
  */
 function sandboxWithAnEbrcMadeElsewhere(adapter: Authority): Authority {
   return {
     ...adapter,
     async fetchEbrcs(credentials, query, options) {
       const reported = await adapter.fetchEbrcs(credentials, query, options);
-      return query.iecCode === DEMO_IEC ? [...reported, MADE_ELSEWHERE] : reported;
+      return query.iecCode === DEMO_IEC ? { ebrcs: [...reported.ebrcs, MADE_ELSEWHERE], unreadable: [...reported.unreadable, UNREADABLE] } : reported;
     },
   };
 }
@@ -120,6 +130,11 @@ describeEachBackend(
       assert.deepEqual(listed.body.meta, { total: 4, page: 1, limit: 10, totalPages: 1 });
       // Newest ebrcDate first, then by number; each eBRC once although the authority reports the local ones too.
       assert.deepEqual(listed.body.data.map((ebrc: any) => ebrc.ebrcNumber), [...[...ebrcNumbers].sort(), MADE_ELSEWHERE.ebrcNumber]);
+      // The eBRC the authority sent but that cannot be stored is left out, with a warning that names it and why.
+      const warned = warnings.map((line) => JSON.parse(line)).filter((line) => line.ebrcNumber === UNREADABLE.ebrcNumber && line.platformCustomerId === customerId);
+      assert.ok(warned.length > 0, warnings.join('\n'));
+      assert.equal(warned[0].reason, UNREADABLE.reason);
+      assert.match(warned[0].msg, /cannot be stored; kept the others/);
 
       const byNumber = new Map(listed.body.data.map((ebrc: any) => [ebrc.ebrcNumber, ebrc]));
       assert.deepEqual(byNumber.get(ebrcNumbers[0]), {
@@ -261,6 +276,7 @@ describeEachBackend(
   // A short deadline for the slow authority; the first IRM pull of the demo account is retried within it (firstRefresh).
   {
     authority: sandboxWithAnEbrcMadeElsewhere,
+    logger: warningLog,
     env: { AUTHORITY_TIMEOUT_MS: '2000' },
     sandbox: { processingDelayMs: PROCESSING_DELAY_MS },
     sandboxNow: () => new Date(Date.now() + sandboxClock.offsetMs),

@@ -497,9 +497,9 @@ for (const backend of backends()) {
       await sleep(PROCESSING_DELAY_MS);
 
       // Due pushes are processed before the list is made, so the new one is on it.
-      const all = await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC });
+      const all = (await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC })).ebrcs;
       for (const ebrcNumber of generatedEbrcs) assert.ok(all.some((ebrc) => ebrc.ebrcNumber === ebrcNumber), ebrcNumber);
-      const [byInvoice, ...others] = await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC, sbCumInvoiceNumber: invoice });
+      const [byInvoice, ...others] = (await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC, sbCumInvoiceNumber: invoice })).ebrcs;
       assert.equal(others.length, 0);
       assert.ok(byInvoice);
       assert.deepEqual({ ...byInvoice, ebrcNumber: '' }, {
@@ -514,8 +514,8 @@ for (const backend of backends()) {
         status: 'GENERATED',
       });
       generatedEbrcs.push(byInvoice.ebrcNumber);
-      assert.equal((await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC, fromDate: '2025-01-01', toDate: '2025-12-31' })).length, 0);
-      assert.deepEqual(await client.fetchEbrcDetails(demo, { iecCode: 'OTHER00000' }), []);
+      assert.equal((await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC, fromDate: '2025-01-01', toDate: '2025-12-31' })).ebrcs.length, 0);
+      assert.deepEqual(await client.fetchEbrcDetails(demo, { iecCode: 'OTHER00000' }), { ebrcs: [], unreadable: [] });
     });
 
     test('SANDBOX-OUTAGE is 503 and SANDBOX-SLOW never answers, storing nothing; SANDBOX-LOST is stored, and its retry meets ERR09', async () => {
@@ -672,7 +672,7 @@ for (const backend of backends()) {
       assert.equal(irms.length, issuedIrmCount(demoAccount.irmProfile, new Date(Date.now() + DAY_MS)));
       assert.equal(irms.length, issuedIrmCount(demoAccount.irmProfile, new Date()) + 3);
       assert.ok(irms.some((irm) => irm.irmAvailableAmt !== irm.remittanceFCCAmount), 'the reservations are kept');
-      const ebrcs = (await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC })).map((ebrc) => ebrc.ebrcNumber);
+      const ebrcs = (await client.fetchEbrcDetails(demo, { iecCode: DEMO_IEC })).ebrcs.map((ebrc) => ebrc.ebrcNumber);
       for (const ebrcNumber of generatedEbrcs) assert.ok(ebrcs.includes(ebrcNumber), ebrcNumber);
     });
 

@@ -43,11 +43,15 @@ describeEachBackend('The eBRC register store', (h) => {
     assert.deepEqual([claimed!.id, claimed!.source, claimed!.request_id, claimed!.currency], [written[0]!.id, 'this_service', 'R1', 'USD']);
   });
 
-  test("the authority's text with half a surrogate pair is kept as a text parameter keeps it (U+FFFD), not refused with its batch", async () => {
+  test("the authority's text with half a surrogate pair or a NUL is kept with U+FFFD in its place, not refused with its batch", async () => {
     const owner = await newCustomer();
-    const [row] = await insertRegistered(h.database.db, owner, [ebrc('EBRC-ODD-1', { sb_cum_invoice_number: 'INV\uD800-2' })]);
-    assert.equal(row!.sb_cum_invoice_number, 'INV\uFFFD-2');
-    const [updated] = await updateRegistered(h.database.db, [{ ...ebrc('EBRC-ODD-1', { sb_cum_invoice_number: 'INV-\uDC00' }), id: row!.id }]);
-    assert.equal(updated!.sb_cum_invoice_number, 'INV-\uFFFD');
+    const rows = await insertRegistered(h.database.db, owner, [ebrc('EBRC-ODD-1', { sb_cum_invoice_number: 'INV\uD800-2' }), ebrc('EBRC-ODD-2', { irm_number: 'IRM\u0000-3' }), ebrc('EBRC-PLAIN')]);
+    assert.deepEqual(rows.map((row) => [row.ebrc_number, row.sb_cum_invoice_number, row.irm_number]), [
+      ['EBRC-ODD-1', 'INV\uFFFD-2', ebrc('').irm_number],
+      ['EBRC-ODD-2', ebrc('').sb_cum_invoice_number, 'IRM\uFFFD-3'],
+      ['EBRC-PLAIN', ebrc('').sb_cum_invoice_number, ebrc('').irm_number],
+    ]);
+    const [updated] = await updateRegistered(h.database.db, [{ ...ebrc('EBRC-ODD-1', { sb_cum_invoice_number: 'INV-\uDC00', currency: 'U\u0000D' }), id: rows[0]!.id }]);
+    assert.deepEqual([updated!.sb_cum_invoice_number, updated!.currency], ['INV-\uFFFD', 'U\uFFFDD']);
   });
 });

@@ -11,7 +11,7 @@ import { AUTHORITY_ERROR_CODES, isAuthorityErrorCode } from '../protocol/error-c
 import type { AccessTokenRequest, EnvelopedMessages, EnvelopedOperation, OperationName } from '../protocol/messages.ts';
 import { HEADER_NAMES, JSON_CONTENT_TYPE, OPERATION_PATHS } from '../protocol/messages.ts';
 import { sealClientSecret } from '../protocol/token-secret.ts';
-import type { AuthorityEbrc, EbrcQuery } from '../authority.ts';
+import type { EbrcFetch, EbrcQuery } from '../authority.ts';
 import type { PushOutcome } from './mapping.ts';
 import {
   UnreadableAnswer,
@@ -49,7 +49,7 @@ export type DgftClient = {
   pushIrmToGenEbrc(credentials: CredentialSet, message: PushMessage, options?: CallOptions): Promise<PushOutcome>;
   /** Null when the authority never received that requestId. */
   getRequestStatus(credentials: CredentialSet, requestId: string, options?: CallOptions): Promise<RequestStatusAnswer | null>;
-  fetchEbrcDetails(credentials: CredentialSet, query: EbrcQuery, options?: CallOptions): Promise<AuthorityEbrc[]>;
+  fetchEbrcDetails(credentials: CredentialSet, query: EbrcQuery, options?: CallOptions): Promise<EbrcFetch>;
 };
 
 const DEFAULT_TOKEN_RENEWAL_MARGIN_MS = 30_000;

@@ -6,6 +6,7 @@
  */
 import type {
   AuthorityEbrc,
+  EbrcFetch,
   AuthorityErrorDetail,
   AuthorityIrm,
   IrmFetch,
@@ -67,18 +68,33 @@ export function irmQueryToWire(query: IrmQuery): FetchIrmDetailsRequest {
  * others are kept: one odd IRM never fails a customer's pull. Only an answer without the list itself is unreadable.
  */
 export function irmsFromWire(answer: Record<string, unknown>): IrmFetch {
-  const fetched: IrmFetch = { irms: [], unreadable: [] };
-  listAt(answer, 'irmResplst', '').forEach((item, index) => {
-    const path = `irmResplst[${index}]`;
+  const { read, unreadable } = readEach(answer, 'irmResplst', 'irmNumber', irmFromWire);
+  return { irms: read, unreadable: unreadable.map(({ index, number, reason }) => ({ index, irmNumber: number, reason })) };
+}
+
+/**
+ * Reads each item of the answer's list on its own: one that does not read is reported (its place, the number it
+ * carries if any, why) and the others are read. Only an answer without the list is unreadable.
+ */
+function readEach<T>(
+  answer: Record<string, unknown>,
+  key: string,
+  numberKey: string,
+  readItem: (item: Record<string, unknown>, path: string) => T,
+): { read: T[]; unreadable: { index: number; number: string | null; reason: string }[] } {
+  const read: T[] = [];
+  const unreadable: { index: number; number: string | null; reason: string }[] = [];
+  listAt(answer, key, '').forEach((item, index) => {
+    const path = `${key}[${index}]`;
     try {
-      fetched.irms.push(irmFromWire(objectAt(item, path), path));
+      read.push(readItem(objectAt(item, path), path));
     } catch (error) {
       if (!(error instanceof UnreadableAnswer)) throw error;
-      const irmNumber = typeof item === 'object' && item !== null ? (item as Record<string, unknown>).irmNumber : undefined;
-      fetched.unreadable.push({ index, irmNumber: typeof irmNumber === 'string' && irmNumber !== '' ? irmNumber : null, reason: error.message });
+      const number = typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[numberKey] : undefined;
+      unreadable.push({ index, number: typeof number === 'string' && number !== '' ? number : null, reason: error.message });
     }
   });
-  return fetched;
+  return { read, unreadable };
 }
 
 function irmFromWire(irm: Record<string, unknown>, path: string): AuthorityIrm {
@@ -201,22 +217,32 @@ export function ebrcQueryToWire(query: EbrcQuery): FetchEbrcDetailsRequest {
   };
 }
 
-export function ebrcsFromWire(answer: Record<string, unknown>): AuthorityEbrc[] {
-  return listAt(answer, 'eBRCRespList', '').map((item, index) => {
-    const path = `eBRCRespList[${index}]`;
-    const ebrc = objectAt(item, path);
-    return {
-      ebrcNumber: textAt(ebrc, 'ebrcNumber', path),
-      ebrcDate: dateAt(ebrc, 'ebrcDate', path),
-      irmNumber: textAt(ebrc, 'irmNumber', path),
-      sbCumInvoiceNumber: textAt(ebrc, 'sbCumInvoiceNumber', path),
-      sbCumInvoiceDate: dateAt(ebrc, 'sbCumInvoiceDate', path),
-      realisedValueFCC: amountAt(ebrc, 'realisedValueFCC', path),
-      currency: textAt(ebrc, 'currency', path),
-      iecCode: textAt(ebrc, 'iecCode', path),
-      status: textAt(ebrc, 'status', path),
-    };
-  });
+/**
+ * Every eBRC of the answer. As with IRMs, one that cannot be read (no number, a date or amount that is not one, a field
+ * the register needs missing) is left out and reported in `unreadable`, and the others are kept: one odd eBRC never
+ * fails a customer's sync. A status left out reads as issued (the authority lists it). Text no column holds (a NUL,
+ * half a surrogate pair) is kept here and repaired by the register (src/store/ebrcs.ts). Only an answer without the
+ * list is unreadable.
+ */
+export function ebrcsFromWire(answer: Record<string, unknown>): EbrcFetch {
+  const { read, unreadable } = readEach(answer, 'eBRCRespList', 'ebrcNumber', ebrcFromWire);
+  return { ebrcs: read, unreadable: unreadable.map(({ index, number, reason }) => ({ index, ebrcNumber: number, reason })) };
+}
+
+function ebrcFromWire(ebrc: Record<string, unknown>, path: string): AuthorityEbrc {
+  const ebrcNumber = textAt(ebrc, 'ebrcNumber', path).trim();
+  if (ebrcNumber === '') throw new UnreadableAnswer(`${fieldPath(path, 'ebrcNumber')} is blank.`);
+  return {
+    ebrcNumber,
+    ebrcDate: dateAt(ebrc, 'ebrcDate', path),
+    irmNumber: textAt(ebrc, 'irmNumber', path),
+    sbCumInvoiceNumber: textAt(ebrc, 'sbCumInvoiceNumber', path),
+    sbCumInvoiceDate: dateAt(ebrc, 'sbCumInvoiceDate', path),
+    realisedValueFCC: amountAt(ebrc, 'realisedValueFCC', path),
+    currency: textAt(ebrc, 'currency', path),
+    iecCode: textAt(ebrc, 'iecCode', path),
+    status: isAbsent(ebrc.status) ? 'GENERATED' : textAt(ebrc, 'status', path),
+  };
 }
 
 /**

@@ -404,7 +404,7 @@ describe('answers mapped to the service\'s types', () => {
         status: 'GENERATED',
       }],
     });
-    assert.deepEqual(await client().fetchEbrcDetails(authority.credentials, { iecCode: FAKE_IEC }), [{
+    assert.deepEqual((await client().fetchEbrcDetails(authority.credentials, { iecCode: FAKE_IEC })).ebrcs, [{
       ebrcNumber: 'EBRC1',
       ebrcDate: '2026-09-02',
       irmNumber: 'IRM0001',
@@ -415,6 +415,19 @@ describe('answers mapped to the service\'s types', () => {
       iecCode: FAKE_IEC,
       status: 'GENERATED',
     }]);
+  });
+
+  test('an eBRC that cannot be read is reported and the others kept; an answer without the list is misconfigured', async () => {
+    const wire = { ebrcNumber: 'EBRC1', ebrcDate: '02092026', irmNumber: 'IRM0001', sbCumInvoiceNumber: 'INV-77', sbCumInvoiceDate: '28082026', realisedValueFCC: 100, currency: 'USD', iecCode: FAKE_IEC, status: 'GENERATED' };
+    for (const broken of [{ realisedValueFCC: 1.005 }, { ebrcDate: '2026-09-02' }, { sbCumInvoiceDate: '31022026' }, { currency: '' }]) {
+      authority.handlers.fetchEBRCDetails = () => ({ eBRCRespList: [{ ...wire, ebrcNumber: 'EBRC-ODD', ...broken }, wire] });
+      const { ebrcs, unreadable } = await client().fetchEbrcDetails(authority.credentials, { iecCode: FAKE_IEC });
+      assert.deepEqual(ebrcs.map((ebrc) => ebrc.ebrcNumber), ['EBRC1']);
+      assert.deepEqual(unreadable.map((entry) => [entry.index, entry.ebrcNumber]), [[0, 'EBRC-ODD']]);
+      assert.match(unreadable[0]!.reason, new RegExp(Object.keys(broken)[0] ?? ''));
+    }
+    authority.handlers.fetchEBRCDetails = () => ({ eBRCRespList: 'not a list' });
+    await failsWith(client().fetchEbrcDetails(authority.credentials, { iecCode: FAKE_IEC }), 'misconfigured');
   });
 });
 

@@ -5,6 +5,7 @@ import {
   UnreadableAnswer,
   amountFromWire,
   ebrcQueryToWire,
+  ebrcsFromWire,
   irmQueryToWire,
   irmsFromWire,
   pushMessageToWire,
@@ -166,6 +167,58 @@ describe('IRMs as the authority sends them (contract 13: store what it says, nev
         for (const irm of irms) {
           assert.match(irm.irmAvailableAmt, /^\d+\.\d\d$/);
           assert.notEqual(irm.irmNumber, '');
+        }
+      }),
+    );
+  });
+});
+
+describe('eBRCs as the authority sends them (contract 13: store what it says, never refuse it)', () => {
+  const wireEbrc = (fields: Record<string, unknown> = {}) => ({
+    ebrcNumber: 'EBRC0001', ebrcDate: '02092026', irmNumber: 'IRM0001', sbCumInvoiceNumber: 'INV-77', sbCumInvoiceDate: '28082026',
+    realisedValueFCC: 12_345.6, currency: 'USD', iecCode: '0599001001', status: 'GENERATED', ...fields,
+  });
+
+  test('an eBRC that cannot be read is reported and the others kept: one odd eBRC never fails a sync', () => {
+    const odd = [
+      wireEbrc({ ebrcNumber: 'BAD1', realisedValueFCC: '12.345' }),
+      wireEbrc({ ebrcNumber: 'BAD2', ebrcDate: '2026-09-02' }),
+      wireEbrc({ ebrcNumber: '' }),
+      wireEbrc({ ebrcNumber: '   ' }),
+      'not an object',
+      wireEbrc({ ebrcNumber: 'BAD6', currency: null }),
+      wireEbrc({ ebrcNumber: 'BAD7', status: 7 }),
+    ];
+    // Text no column holds is read as it came: the register repairs it (test/store/ebrc-register.test.ts).
+    const repairable = [wireEbrc({ ebrcNumber: 'NUL1', irmNumber: 'nul\u0000byte' }), wireEbrc({ ebrcNumber: 'HALF1', sbCumInvoiceNumber: 'half \ud800 pair' })];
+    const { ebrcs, unreadable } = ebrcsFromWire({ eBRCRespList: [wireEbrc(), ...odd, ...repairable, wireEbrc({ ebrcNumber: 'EBRC0011' })] });
+    assert.deepEqual(ebrcs.map((ebrc) => ebrc.ebrcNumber), ['EBRC0001', 'NUL1', 'HALF1', 'EBRC0011']);
+    assert.deepEqual(unreadable.map((entry) => [entry.index, entry.ebrcNumber]), [[1, 'BAD1'], [2, 'BAD2'], [3, null], [4, '   '], [5, null], [6, 'BAD6'], [7, 'BAD7']]);
+    assert.match(unreadable[0]!.reason, /eBRCRespList\[1\]\.realisedValueFCC/);
+    assert.match(unreadable[5]!.reason, /eBRCRespList\[6\]\.currency/);
+    assert.throws(() => ebrcsFromWire({ eBRCRespList: 'nope' }), UnreadableAnswer, 'an answer without the list is unreadable');
+  });
+
+  test('a status left out reads as issued; the number is kept without the spaces around it; the value as exact text', () => {
+    const { ebrcs, unreadable } = ebrcsFromWire({ eBRCRespList: [wireEbrc({ ebrcNumber: ' EBRC0002 ', status: undefined }), wireEbrc({ ebrcNumber: 'EBRC0003', status: 'Cancelled', realisedValueFCC: '94404.25' })] });
+    assert.deepEqual(unreadable, []);
+    assert.deepEqual(ebrcs.map((ebrc) => [ebrc.ebrcNumber, ebrc.status, ebrc.realisedValueFCC, ebrc.ebrcDate]), [
+      ['EBRC0002', 'GENERATED', '12345.60', '2026-09-02'],
+      ['EBRC0003', 'Cancelled', '94404.25', '2026-09-02'],
+    ]);
+  });
+
+  test('property: whatever each eBRC carries, reading never throws and every eBRC is either read or reported', () => {
+    const anything = fc.oneof(fc.constant(undefined), fc.constant(null), fc.string({ unit: 'binary' }), fc.double(), fc.integer(), fc.boolean(), fc.constant('12.34'), fc.constant('02092026'));
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.dictionary(fc.constantFrom(...Object.keys(wireEbrc())), anything).map((fields) => wireEbrc(fields)), anything), { maxLength: 20 }), (list) => {
+        const { ebrcs, unreadable } = ebrcsFromWire({ eBRCRespList: list });
+        assert.equal(ebrcs.length + unreadable.length, list.length);
+        for (const ebrc of ebrcs) {
+          assert.match(ebrc.realisedValueFCC, /^\d+\.\d\d$/);
+          assert.match(ebrc.ebrcDate, /^\d{4}-\d\d-\d\d$/);
+          assert.notEqual(ebrc.ebrcNumber, '');
+          assert.equal(ebrc.ebrcNumber, ebrc.ebrcNumber.trim());
         }
       }),
     );
