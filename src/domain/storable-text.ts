@@ -5,3 +5,8 @@
 export function isStorableText(text: string): boolean {
   return !text.includes('\u0000') && text.isWellFormed();
 }
+
+/** The text as PostgreSQL can keep it: a NUL or half a surrogate pair becomes U+FFFD (the authority's eBRCs). */
+export function storableText(text: string): string {
+  return text.toWellFormed().replaceAll('\u0000', '\uFFFD');
+}

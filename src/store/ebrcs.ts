@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { storableText } from '../domain/storable-text.ts';
 import { textList } from './lists.ts';
 import type { EbrcsTable, Schema } from './schema.ts';
 import { pageRows } from './paging.ts';
@@ -142,7 +143,7 @@ export async function insertRegistered(
       realised_value_fcc, currency, iec_code, request_id, source, status)
     select gen_random_uuid(), ${owner.platformId}::uuid, ${owner.customerId}::uuid, n.ebrc_number, n.ebrc_date, n.irm_number, n.sb_cum_invoice_number,
       n.sb_cum_invoice_date, n.realised_value_fcc, n.currency, n.iec_code, n.request_id, n.source, n.status
-    from jsonb_to_recordset(${JSON.stringify(ebrcs, storableText)}::jsonb) as n(
+    from jsonb_to_recordset(${JSON.stringify(ebrcs, storableTexts)}::jsonb) as n(
       ebrc_number text, ebrc_date date, irm_number text, sb_cum_invoice_number text, sb_cum_invoice_date date,
       realised_value_fcc numeric, currency text, iec_code text, request_id text, source text, status text)
     on conflict (platform_customer_id, ebrc_number) ${onConflict}
@@ -153,18 +154,17 @@ export async function insertRegistered(
 }
 
 /**
- * The authority's text as a column can hold it: half a surrogate pair becomes U+FFFD, as a bound text parameter would
- * store it (pg encodes parameters as UTF-8, which cannot carry it), and so does a NUL, which no text column holds. In
- * JSON either would be a `\u` escape that jsonb refuses: one such eBRC would fail its whole batch, where this keeps it.
+ * Every text of the rows as a column can hold it (domain/storable-text.ts). In JSON a NUL or half a surrogate pair
+ * would be a `\u` escape that jsonb refuses: one such eBRC would fail its whole batch, where this keeps it.
  */
-function storableText(_key: string, value: unknown): unknown {
-  return typeof value === 'string' ? value.toWellFormed().replaceAll('\u0000', '\uFFFD') : value;
+function storableTexts(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? storableText(value) : value;
 }
 
 /** Rewrites registered eBRCs with the authority's latest values; the source and requestId stay as registered. */
 export async function updateRegistered(db: Kysely<Schema>, ebrcs: readonly (RegisterValues & { id: string })[]): Promise<RegisteredEbrcRow[]> {
   if (ebrcs.length === 0) return [];
-  const rows = JSON.stringify(ebrcs, storableText);
+  const rows = JSON.stringify(ebrcs, storableTexts);
   const { rows: updated } = await sql<RegisteredEbrcRow>`
     update ebrcs set
       ebrc_date = n.ebrc_date, irm_number = n.irm_number, sb_cum_invoice_number = n.sb_cum_invoice_number,

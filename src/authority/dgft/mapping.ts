@@ -20,7 +20,7 @@ import type {
 import { isoFromDdMMyyyy, parseIsoDate, toDdMMyyyy } from '../../domain/dates.ts';
 import type { Cents } from '../../domain/money.ts';
 import { MAX_MONEY_CENTS, formatCents, parseMoney } from '../../domain/money.ts';
-import { isStorableText } from '../../domain/storable-text.ts';
+import { isStorableText, storableText } from '../../domain/storable-text.ts';
 import { normalizeUploadType } from '../../domain/upload-type.ts';
 import type {
   FetchEbrcDetailsRequest,
@@ -221,8 +221,8 @@ export function ebrcQueryToWire(query: EbrcQuery): FetchEbrcDetailsRequest {
  * Every eBRC of the answer. As with IRMs, one that cannot be read (no number, a date or amount that is not one, a field
  * the register needs missing) is left out and reported in `unreadable`, and the others are kept: one odd eBRC never
  * fails a customer's sync. A status left out reads as issued (the authority lists it). Text no column holds (a NUL,
- * half a surrogate pair) is kept here and repaired by the register (src/store/ebrcs.ts). Only an answer without the
- * list is unreadable.
+ * half a surrogate pair) is kept with U+FFFD in its place, so that the eBRC and its amount stay in the register and
+ * its number can be looked up. Only an answer without the list is unreadable.
  */
 export function ebrcsFromWire(answer: Record<string, unknown>): EbrcFetch {
   const { read, unreadable } = readEach(answer, 'eBRCRespList', 'ebrcNumber', ebrcFromWire);
@@ -230,18 +230,19 @@ export function ebrcsFromWire(answer: Record<string, unknown>): EbrcFetch {
 }
 
 function ebrcFromWire(ebrc: Record<string, unknown>, path: string): AuthorityEbrc {
-  const ebrcNumber = textAt(ebrc, 'ebrcNumber', path).trim();
+  const text = (key: string) => storableText(textAt(ebrc, key, path));
+  const ebrcNumber = text('ebrcNumber').trim();
   if (ebrcNumber === '') throw new UnreadableAnswer(`${fieldPath(path, 'ebrcNumber')} is blank.`);
   return {
     ebrcNumber,
     ebrcDate: dateAt(ebrc, 'ebrcDate', path),
-    irmNumber: textAt(ebrc, 'irmNumber', path),
-    sbCumInvoiceNumber: textAt(ebrc, 'sbCumInvoiceNumber', path),
+    irmNumber: text('irmNumber'),
+    sbCumInvoiceNumber: text('sbCumInvoiceNumber'),
     sbCumInvoiceDate: dateAt(ebrc, 'sbCumInvoiceDate', path),
     realisedValueFCC: amountAt(ebrc, 'realisedValueFCC', path),
-    currency: textAt(ebrc, 'currency', path),
-    iecCode: textAt(ebrc, 'iecCode', path),
-    status: isAbsent(ebrc.status) ? 'GENERATED' : textAt(ebrc, 'status', path),
+    currency: text('currency'),
+    iecCode: text('iecCode'),
+    status: isAbsent(ebrc.status) ? 'GENERATED' : text('status'),
   };
 }
 

@@ -189,10 +189,11 @@ describe('eBRCs as the authority sends them (contract 13: store what it says, ne
       wireEbrc({ ebrcNumber: 'BAD6', currency: null }),
       wireEbrc({ ebrcNumber: 'BAD7', status: 7 }),
     ];
-    // Text no column holds is read as it came: the register repairs it (test/store/ebrc-register.test.ts).
-    const repairable = [wireEbrc({ ebrcNumber: 'NUL1', irmNumber: 'nul\u0000byte' }), wireEbrc({ ebrcNumber: 'HALF1', sbCumInvoiceNumber: 'half \ud800 pair' })];
+    // Text no column holds is kept with U+FFFD in its place, the number too (it is looked up by it).
+    const repairable = [wireEbrc({ ebrcNumber: 'NUL\u00001', irmNumber: 'nul\u0000byte' }), wireEbrc({ ebrcNumber: 'HALF1', sbCumInvoiceNumber: 'half \ud800 pair' })];
     const { ebrcs, unreadable } = ebrcsFromWire({ eBRCRespList: [wireEbrc(), ...odd, ...repairable, wireEbrc({ ebrcNumber: 'EBRC0011' })] });
-    assert.deepEqual(ebrcs.map((ebrc) => ebrc.ebrcNumber), ['EBRC0001', 'NUL1', 'HALF1', 'EBRC0011']);
+    assert.deepEqual(ebrcs.map((ebrc) => ebrc.ebrcNumber), ['EBRC0001', 'NUL\uFFFD1', 'HALF1', 'EBRC0011']);
+    assert.deepEqual([ebrcs[1]!.irmNumber, ebrcs[2]!.sbCumInvoiceNumber], ['nul\uFFFDbyte', 'half \uFFFD pair']);
     assert.deepEqual(unreadable.map((entry) => [entry.index, entry.ebrcNumber]), [[1, 'BAD1'], [2, 'BAD2'], [3, null], [4, '   '], [5, null], [6, 'BAD6'], [7, 'BAD7']]);
     assert.match(unreadable[0]!.reason, /eBRCRespList\[1\]\.realisedValueFCC/);
     assert.match(unreadable[5]!.reason, /eBRCRespList\[6\]\.currency/);
@@ -219,6 +220,7 @@ describe('eBRCs as the authority sends them (contract 13: store what it says, ne
           assert.match(ebrc.ebrcDate, /^\d{4}-\d\d-\d\d$/);
           assert.notEqual(ebrc.ebrcNumber, '');
           assert.equal(ebrc.ebrcNumber, ebrc.ebrcNumber.trim());
+          for (const value of Object.values(ebrc)) assert.ok(!value.includes('\u0000') && value.isWellFormed(), JSON.stringify(value));
         }
       }),
     );
