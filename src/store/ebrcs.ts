@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { storableText } from '../domain/storable-text.ts';
-import { textList } from './lists.ts';
+import { anyText } from './lists.ts';
 import type { EbrcsTable, Schema } from './schema.ts';
 import { pageRows } from './paging.ts';
 
@@ -115,7 +115,7 @@ export async function lockRegistered(db: Kysely<Schema>, customerId: string, ebr
     .selectFrom('ebrcs')
     .selectAll()
     .where('platform_customer_id', '=', customerId)
-    .where('ebrc_number', 'in', textList(ebrcNumbers))
+    .where('ebrc_number', '=', anyText(ebrcNumbers))
     .orderBy('id')
     .forUpdate()
     .execute();
@@ -188,7 +188,7 @@ export async function madeHere(db: Kysely<Schema>, customerId: string, ebrcNumbe
     .selectFrom('genebrc_request_lines as line')
     .innerJoin('genebrc_requests as request', 'request.id', 'line.request_id')
     .select(['line.ebrc_number', 'request.request_id', 'request.platform_customer_id'])
-    .where('line.ebrc_number', 'in', textList(ebrcNumbers))
+    .where('line.ebrc_number', '=', anyText(ebrcNumbers))
     .execute();
   return new Map(rows.map((row) => [row.ebrc_number!, row.platform_customer_id === customerId ? row.request_id : null]));
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuthorityIrm } from '../authority/authority.ts';
 import { CANCELLED_AT_AUTHORITY } from '../domain/irm-status.ts';
-import { textList } from './lists.ts';
+import { anyText } from './lists.ts';
 import { pageRows, readPage, type DayCounts, type PageWindow } from './paging.ts';
 import type { IrmsTable, Schema } from './schema.ts';
 
@@ -62,14 +62,18 @@ export async function insertIrms(db: Kysely<Schema>, owner: { platformId: string
  */
 export async function lockIrmsByNumber(db: Kysely<Schema>, customerId: string, irmNumbers: readonly string[]): Promise<IrmRow[]> {
   if (irmNumbers.length === 0) return [];
+  return lockingIrmsByNumber(db, customerId, irmNumbers).execute();
+}
+
+/** lockIrmsByNumber's statement. */
+export function lockingIrmsByNumber(db: Kysely<Schema>, customerId: string, irmNumbers: readonly string[]) {
   return db
     .selectFrom('irms')
     .selectAll()
     .where('platform_customer_id', '=', customerId)
-    .where('irm_number', 'in', textList(irmNumbers))
+    .where('irm_number', '=', anyText(irmNumbers))
     .orderBy('id')
-    .forUpdate()
-    .execute();
+    .forUpdate();
 }
 
 /**
@@ -110,7 +114,7 @@ export async function heldAmounts(db: Kysely<Schema>, customerId: string, irmNum
     join genebrc_request_lines line on line.request_id = request.id
     where request.status in ('SUBMITTING', 'PENDING') and request.platform_customer_id = ${customerId}
       and (request.status = 'SUBMITTING' or request.updated_at >= ${fetchedFrom})
-      and line.reserved and line.irm_number in ${textList(irmNumbers)}
+      and line.reserved and line.irm_number = ${anyText(irmNumbers)}
     group by line.irm_number`.execute(db);
   return new Map(rows.map((row) => [row.irm_number, String(row.held)]));
 }
@@ -198,7 +202,7 @@ export async function findIrmsByNumber(db: Kysely<Schema>, customerId: string, i
     .selectFrom('irms')
     .select(['id', 'irm_number', 'irm_issue_date', 'ifsc_code', 'remittance_fcc', 'purpose_of_remittance', 'irm_available_amt', 'remittance_date', 'authority_status'])
     .where('platform_customer_id', '=', customerId)
-    .where('irm_number', 'in', [...irmNumbers])
+    .where('irm_number', '=', anyText(irmNumbers))
     .execute();
 }
 

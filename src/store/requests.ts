@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { ErrorDetail } from '../domain/push-rules.ts';
+import { anyUuid } from './lists.ts';
 import { pageRows, readPage, type DayCounts, type PageWindow } from './paging.ts';
 import type { GenebrcRequestsTable, Schema } from './schema.ts';
 
@@ -86,7 +87,7 @@ export type Reservation = { irmId: string; expectedAvailable: string; amount: st
 export async function reserveIrmAmounts(db: Kysely<Schema>, reservations: readonly Reservation[]): Promise<Set<string>> {
   if (reservations.length === 0) return new Set();
   const ids = reservations.map((r) => r.irmId);
-  await db.selectFrom('irms').select('id').where('id', 'in', ids).orderBy('id').forUpdate().execute();
+  await db.selectFrom('irms').select('id').where('id', '=', anyUuid(ids)).orderBy('id').forUpdate().execute();
   const wanted = JSON.stringify(reservations.map((r) => ({ id: r.irmId, expected: r.expectedAvailable, amount: r.amount })));
   const { rows } = await sql<{ id: string }>`
     update irms

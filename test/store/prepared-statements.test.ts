@@ -130,6 +130,19 @@ test('through a prepared statement values keep their types, errors their codes, 
   });
 });
 
+test('a list as one array parameter keeps every element as it was, whatever its characters or length', async () => {
+  await withDatabase(1, async (database) => {
+    const odd = ['', ' ', 'NULL', 'null', 'a,b', '{c}', 'd"e', 'f\\g', "h'i", 'j k', 'ünï €', '😀', 'IR0001'];
+    const list = [...odd, ...Array.from({ length: 1_000 }, (_, index) => `IRM${index}`)];
+    for (let call = 0; call < 3; call += 1) {
+      const { rows } = await database.db.executeQuery<{ element: string; position: number }>(
+        CompiledQuery.raw('select element, position::int from unnest($1::text[]) with ordinality as listed(element, position) where element = any($1::text[]) order by position', [list]),
+      );
+      assert.deepEqual(rows.map((row) => row.element), list);
+    }
+  });
+});
+
 test('list pages are planned once: their statements bind no LIMIT or OFFSET', async () => {
   await withDatabase(1, async (database) => {
     await migrate(database);
