@@ -231,8 +231,9 @@ export function ebrcsFromWire(answer: Record<string, unknown>): EbrcFetch {
 
 function ebrcFromWire(ebrc: Record<string, unknown>, path: string): AuthorityEbrc {
   const text = (key: string) => storableText(textAt(ebrc, key, path));
-  const ebrcNumber = text('ebrcNumber').trim();
-  if (ebrcNumber === '') throw new UnreadableAnswer(`${fieldPath(path, 'ebrcNumber')} is blank.`);
+  // Kept as sent, spaces included: the status answer's eBRC numbers, which the request's lines keep, are too.
+  const ebrcNumber = text('ebrcNumber');
+  if (ebrcNumber.trim() === '') throw new UnreadableAnswer(`${fieldPath(path, 'ebrcNumber')} is blank.`);
   return {
     ebrcNumber,
     ebrcDate: dateAt(ebrc, 'ebrcDate', path),
