@@ -188,7 +188,7 @@ export function requestStatusFromWire(answer: Record<string, unknown>, requestId
     return {
       serialNo: integerAt(record, 'serialNo', path),
       status: oneOfAt(record, 'status', path, RECORD_STATUSES),
-      ebrcNumber: optionalTextAt(record, 'ebrcNumber', path),
+      ebrcNumber: storableOrNull(optionalTextAt(record, 'ebrcNumber', path)),
       ebrcDate: isAbsent(record.ebrcDate) ? null : dateAt(record, 'ebrcDate', path),
       errorDetails: errorDetailsAt(record, 'errorDetails', path),
     };
@@ -305,6 +305,10 @@ function textAt(record: Record<string, unknown>, key: string, path: string): str
   return value;
 }
 
+function storableOrNull(text: string | null): string | null {
+  return text === null ? null : storableText(text);
+}
+
 function optionalTextAt(record: Record<string, unknown>, key: string, path: string): string | null {
   return isAbsent(record[key]) ? null : textAt(record, key, path);
 }
@@ -339,11 +343,13 @@ function errorDetailsAt(record: Record<string, unknown>, key: string, path: stri
   return listAt(record, key, path).map((item, index) => {
     const detailPath = `${fieldPath(path, key)}[${index}]`;
     const detail = objectAt(item, detailPath);
+    const field = optionalTextAt(detail, 'field', detailPath);
+    // Stored in jsonb with the request or its line, which refuses a NUL: repaired rather than refused (storableText).
     return {
       serialNo: isAbsent(detail.serialNo) ? null : integerAt(detail, 'serialNo', detailPath),
-      field: optionalTextAt(detail, 'field', detailPath),
-      code: textAt(detail, 'code', detailPath),
-      message: typeof detail.message === 'string' ? detail.message : '',
+      field: storableOrNull(field),
+      code: storableText(textAt(detail, 'code', detailPath)),
+      message: typeof detail.message === 'string' ? storableText(detail.message) : '',
     };
   });
 }

@@ -87,6 +87,26 @@ describe('answers', () => {
     assert.throws(() => pushOutcomeFromWire({ ...validated, ackStatus: 'OK' }, 'R1'), UnreadableAnswer);
   });
 
+  test('text the database cannot keep in a status answer (a NUL, half a surrogate pair) is kept with U+FFFD, not refused', () => {
+    const status = requestStatusFromWire({
+      dgftAckId: 'ACK-1',
+      requestId: 'R1',
+      recordResCount: 2,
+      recordProCount: 1,
+      recordFailCount: 1,
+      processingStatus: 'Processed',
+      ebrcBulkGenStatusLst: [
+        { serialNo: 1, status: 'GENERATED', ebrcNumber: 'EBRC\u00001', ebrcDate: '01092026', errorDetails: [] },
+        { serialNo: 2, status: 'FAILED', errorDetails: [{ serialNo: 2, field: 'bill\ud800No', code: 'ERR\u000040', message: 'Shipping bill \u0000not found \udc00.' }] },
+      ],
+      errorDetails: [],
+    }, 'R1');
+    assert.equal(status?.records[0]!.ebrcNumber, 'EBRC\uFFFD1');
+    assert.deepEqual(status?.records[1]!.errorDetails, [{ serialNo: 2, field: 'bill\uFFFDNo', code: 'ERR\uFFFD40', message: 'Shipping bill \uFFFDnot found \uFFFD.' }]);
+    const refused = pushOutcomeFromWire({ dgftAckId: null, requestId: 'R1', ackStatus: 'Failed', recordResCount: 1, errorDetails: [{ serialNo: 1, field: null, code: 'ERR18', message: 'IRM \u0000not found.' }] }, 'R1');
+    assert.equal(refused.kind === 'acknowledged' ? refused.acknowledgement.errorDetails[0]!.message : null, 'IRM \uFFFDnot found.');
+  });
+
   test('the status of a push refused at acknowledgement: Failed, with the refusal\'s codes', () => {
     const status = requestStatusFromWire({
       dgftAckId: null,
