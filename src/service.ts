@@ -166,7 +166,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       concurrency: config.webhookConcurrency,
     });
     const relay = new EventRelay({ db: database.db, outbox, delivery, log, lag: deliveryMetrics.outboxLag });
-    const irmPuller = new IrmPuller(context, log);
+    const irmPuller = new IrmPuller(context);
     const lifecycle = new RequestLifecycle(database.db, outbox, poller);
     const progress = new RequestProgress(context, lifecycle);
     const push = new PushService(context, irmPuller, lifecycle, progress);

@@ -29,7 +29,7 @@ export type ServiceContext = {
   vault: CredentialsVault;
   /** Where every change an integrator would otherwise poll for records its event, in the change's transaction. */
   outbox: EventOutbox;
-  /** Warnings about the authority's data that the services store around (an eBRC that cannot be stored, say). */
+  /** Warnings about the authority's data that the services store around (an IRM or eBRC that cannot be stored). */
   log?: FastifyBaseLogger | undefined;
 };
 

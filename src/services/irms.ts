@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify';
 import { recordAuditAlone, type AuditSource } from './audit.ts';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
@@ -91,12 +90,10 @@ function followAuthority(irm: AuthorityIrm, heldText: string | undefined): store
  */
 export class IrmPuller {
   readonly #context: ServiceContext;
-  readonly #log: FastifyBaseLogger | undefined;
   readonly #inFlight = new Map<string, Promise<PullOutcome>>();
 
-  constructor(context: ServiceContext, log?: FastifyBaseLogger) {
+  constructor(context: ServiceContext) {
     this.#context = context;
-    this.#log = log;
   }
 
   /** Pulls unless a pull finished within `maxAgeMs` (the configured interval by default). */
@@ -128,7 +125,7 @@ export class IrmPuller {
       this.#context.authority.fetchIrms(credentials, { iecCode: customer.iec_code }),
     );
     for (const odd of fetched.unreadable) {
-      this.#log?.warn({ platformCustomerId: customer.id, irmNumber: odd.irmNumber, reason: odd.reason }, 'the authority sent an IRM that cannot be stored; kept the others');
+      this.#context.log?.warn({ platformCustomerId: customer.id, irmNumber: odd.irmNumber, reason: odd.reason }, 'the authority sent an IRM that cannot be stored; kept the others');
     }
     const outcome: PullOutcome = { received: 0, updated: 0, cancelled: 0, unreadable: fetched.unreadable.length };
     // One IRM number once: the last the authority lists wins.

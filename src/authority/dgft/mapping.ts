@@ -343,11 +343,10 @@ function errorDetailsAt(record: Record<string, unknown>, key: string, path: stri
   return listAt(record, key, path).map((item, index) => {
     const detailPath = `${fieldPath(path, key)}[${index}]`;
     const detail = objectAt(item, detailPath);
-    const field = optionalTextAt(detail, 'field', detailPath);
     // Stored in jsonb with the request or its line, which refuses a NUL: repaired rather than refused (storableText).
     return {
       serialNo: isAbsent(detail.serialNo) ? null : integerAt(detail, 'serialNo', detailPath),
-      field: storableOrNull(field),
+      field: storableOrNull(optionalTextAt(detail, 'field', detailPath)),
       code: storableText(textAt(detail, 'code', detailPath)),
       message: typeof detail.message === 'string' ? storableText(detail.message) : '',
     };
