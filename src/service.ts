@@ -152,6 +152,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       // A job makes at most two authority calls (reconcile, then status), each within the deadline.
       jobExpireSeconds: Math.ceil((2 * config.authorityTimeoutMs) / 1000) + 30,
       log,
+      metrics,
     });
     const delivery = new WebhookDelivery({
       boss,
@@ -205,13 +206,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     await mailDelivery.start();
     if (config.runPoller) {
       await poller.work(async (id) => {
-        try {
-          const status = await progress.advance(id);
-          return status === 'PENDING' || status === 'SUBMITTING';
-        } catch (error) {
-          log.warn({ err: error, request: id }, 'could not advance a request; will retry');
-          return true;
-        }
+        const status = await progress.advance(id);
+        return status === 'PENDING' || status === 'SUBMITTING';
       });
     }
     if (config.runPoller) await uploadJobs.work((uploadId) => uploads.run(uploadId), (uploadId, reason) => uploads.setAside(uploadId, reason));

@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { JobResult, PgBoss } from 'pg-boss';
 import type { FastifyBaseLogger } from 'fastify';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { AuthorityError } from '../authority/authority.ts';
 import type { RequestScheduler } from '../services/genebrc/lifecycle.ts';
 import type { Database } from '../store/database.ts';
-import { openRequestIds } from '../store/requests.ts';
+import { openRequestIds, openRequestsSummary } from '../store/requests.ts';
 import type { Schema } from '../store/schema.ts';
 import { cancelOrphanedJobs, executorOf, HEARTBEAT_SECONDS } from './boss.ts';
 import { runGuarded } from './poison.ts';
@@ -14,6 +16,15 @@ const RECOVERY_BATCH = 1_000;
 const ADVANCE_BATCH = 20;
 
 type AdvanceJob = { requestId: string };
+
+/**
+ * Why a poll failed: `authority` when the authority failed or refused the call (it heals when the authority does),
+ * `service` for anything else (the database, or a fault of this service: the authority coming back does not mend it).
+ */
+type PollFailureCause = 'authority' | 'service';
+
+/** How long the open requests' summary is kept for the scrape that asked for it: one query serves both gauges. */
+const SUMMARY_TTL_MS = 1_000;
 
 /**
  * Keeps every open GenEBRC request moving without anyone asking, on pg-boss. Each request has at
@@ -34,17 +45,57 @@ export class RequestPoller implements RequestScheduler {
   #recovery: NodeJS.Timeout | undefined;
 
   readonly #jobExpireSeconds: number;
+  readonly #failures: Counter<'cause'>;
+  #summary: { at: number; value: Promise<{ open: number; oldestCreatedAt: Date | null }> } | undefined;
 
   /**
    * `jobExpireSeconds`: how long a job may run before pg-boss retries it elsewhere (a process killed mid-job, once
-   * its heartbeat has not been the cause already: this bounds a job whose process lives but hangs).
+   * its heartbeat has not been the cause already: this bounds a job whose process lives but hangs). `metrics`: where
+   * the poll failures and the open requests are told (README, "Health, metrics and shutdown").
    */
-  constructor(options: { boss: PgBoss; database: Database; pollIntervalSeconds: number; jobExpireSeconds: number; log: FastifyBaseLogger }) {
+  constructor(options: { boss: PgBoss; database: Database; pollIntervalSeconds: number; jobExpireSeconds: number; log: FastifyBaseLogger; metrics: Registry }) {
     this.#boss = options.boss;
     this.#jobExpireSeconds = options.jobExpireSeconds;
     this.#database = options.database;
     this.#pollIntervalSeconds = options.pollIntervalSeconds;
     this.#log = options.log;
+    const registers = [options.metrics];
+    this.#failures = new Counter({
+      name: 'genebrc_poll_failures_total',
+      help: 'Polls of an open GenEBRC request that failed, by cause: authority (it heals when the authority does) or service (the database, or a fault of this service)',
+      labelNames: ['cause'],
+      registers,
+    });
+    const summary = () => this.#openRequestsSummary();
+    const log = this.#log;
+    new Gauge({
+      name: 'genebrc_open_requests',
+      help: 'GenEBRC requests acknowledged and not yet final (SUBMITTING or PENDING), in the whole database',
+      registers,
+      async collect() {
+        const value = await summary().catch((error: unknown) => void log.warn({ err: error }, 'could not read the open requests for /metrics'));
+        if (value) this.set(value.open);
+        else this.reset();
+      },
+    });
+    new Gauge({
+      name: 'genebrc_oldest_open_request_age_seconds',
+      help: 'Seconds since the oldest open GenEBRC request (SUBMITTING or PENDING) was pushed; 0 when none is open',
+      registers,
+      async collect() {
+        const value = await summary().catch(() => undefined);
+        if (!value) this.reset();
+        else this.set(value.oldestCreatedAt === null ? 0 : Math.max(0, (Date.now() - value.oldestCreatedAt.getTime()) / 1000));
+      },
+    });
+  }
+
+  #openRequestsSummary(): Promise<{ open: number; oldestCreatedAt: Date | null }> {
+    const now = Date.now();
+    if (this.#summary === undefined || now - this.#summary.at > SUMMARY_TTL_MS) {
+      this.#summary = { at: now, value: openRequestsSummary(this.#database.db) };
+    }
+    return this.#summary.value;
   }
 
   /** Creates the queue (the boss is started). */
@@ -60,7 +111,11 @@ export class RequestPoller implements RequestScheduler {
     });
   }
 
-  /** Starts working the queue with `advance`, which returns whether the request is still open. */
+  /**
+   * Starts working the queue with `advance`, which returns whether the request is still open. A poll that throws is
+   * tried again with backoff (up to a minute apart), counted by cause, and logged: as a warning when the authority
+   * failed, as an error otherwise (the authority coming back will not mend it).
+   */
   async work(advance: (requestId: string) => Promise<boolean>): Promise<void> {
     // A backlog is worked through batch after batch without waiting for the next poll (burstWhenBatchFull): with a
     // batch of 5 a poll, the poller settled 5 requests a second. The requests of a batch are advanced one at a time:
@@ -80,7 +135,7 @@ export class RequestPoller implements RequestScheduler {
         const { requestId } = job.data;
         // A request whose polls kept taking the process down is no longer polled (its status stays as it is; the
         // log says why): src/jobs/poison.ts.
-        const open = await runGuarded({ db: this.#database.db, queue: QUEUE, key: requestId, log: this.#log }, () => advance(requestId), async () => false);
+        const open = await runGuarded({ db: this.#database.db, queue: QUEUE, key: requestId, log: this.#log }, () => this.#poll(advance, requestId), async () => false);
         results.push(open ? { id: job.id, status: 'failed', output: { message: `request ${job.data.requestId} is still open` } } : { id: job.id, status: 'completed' });
       }
       return results;
@@ -90,6 +145,19 @@ export class RequestPoller implements RequestScheduler {
       this.recover().catch((error: unknown) => this.#log.error({ err: error }, 'recovery sweep failed'));
     }, RECOVERY_INTERVAL_MS);
     this.#recovery.unref();
+  }
+
+  /** One poll of a request: whether it is still open; a failed poll leaves it open. */
+  async #poll(advance: (requestId: string) => Promise<boolean>, requestId: string): Promise<boolean> {
+    try {
+      return await advance(requestId);
+    } catch (error) {
+      const cause: PollFailureCause = error instanceof AuthorityError ? 'authority' : 'service';
+      this.#failures.inc({ cause });
+      if (cause === 'authority') this.#log.warn({ err: error, request: requestId }, 'could not advance a request: the authority failed or refused the call; will retry');
+      else this.#log.error({ err: error, request: requestId }, 'could not advance a request, and not for the authority (the database, or a fault of this service); will retry');
+      return true;
+    }
   }
 
   async scheduleAdvance(db: Kysely<Schema>, requestId: string): Promise<void> {

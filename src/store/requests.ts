@@ -397,6 +397,20 @@ function requestTotal(filter: RequestFilter) {
     }${filter.toDate ? sql` and created_day <= ${filter.toDate}` : sql``})`;
 }
 
+/**
+ * How many requests are open (SUBMITTING or PENDING), from the counts kept per customer and status, and when the oldest
+ * of them was pushed, from the open requests' index (one entry read per status): no scan of the requests.
+ */
+export async function openRequestsSummary(db: Kysely<Schema>): Promise<{ open: number; oldestCreatedAt: Date | null }> {
+  const { rows } = await sql<{ open: number; oldest: Date | null }>`
+    select
+      (select coalesce(sum(requests), 0)::int from genebrc_request_status_counts where status in ('SUBMITTING', 'PENDING')) as open,
+      least(
+        (select min(created_at) from genebrc_requests where status = 'SUBMITTING'),
+        (select min(created_at) from genebrc_requests where status = 'PENDING')) as oldest`.execute(db);
+  return { open: rows[0]!.open, oldestCreatedAt: rows[0]!.oldest };
+}
+
 /** Requests not yet final, oldest first: what the poller must keep moving. */
 export async function openRequestIds(db: Kysely<Schema>, limit: number): Promise<string[]> {
   const rows = await db

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Authority } from '../../src/authority/authority.ts';
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
+import { AuthorityError, type Authority } from '../../src/authority/authority.ts';
 import { describeEachBackend } from '../support/harness.ts';
 import { cents, irmNow, lineFor, listedRequest, pushBody, usableIrms, verifiedCustomer, waitForFinal } from '../support/workflow.ts';
 
@@ -11,6 +13,22 @@ const STUCK_BILL_NO = 'STUCK-AT-AUTHORITY';
 const stuck = new Set<string>();
 /** When the authority was asked about each request (by requestId). */
 const asked = new Map<string, number[]>();
+/** Status calls about requests pushed with this billNo fail at the authority (as while it is down). */
+const AUTHORITY_DOWN_BILL_NO = 'AUTHORITY-DOWN';
+/** Status calls about requests pushed with this billNo throw what no authority failure is: a fault of the service. */
+const FAULT_BILL_NO = 'SERVICE-FAULT';
+const failing = new Map<string, string>();
+
+/** The service's warnings and errors, to see how a failed poll is told. */
+const logged: any[] = [];
+const warningLog = pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) }) as unknown as FastifyBaseLogger;
+
+/** One sample of /metrics (the first line of that name and labels), or undefined when it is not there. */
+async function metric(h: { request: (method: string, url: string, options?: { key: null }) => Promise<{ text: string }> }, name: string): Promise<number | undefined> {
+  const text = (await h.request('GET', '/metrics', { key: null })).text;
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.split(' ').at(-1));
+}
 
 /** The adapter to the sandbox (which processes a push 300 ms after it came), watched and with a backlog. */
 function observedSandbox(sandbox: Authority): Authority {
@@ -19,10 +37,15 @@ function observedSandbox(sandbox: Authority): Authority {
     async push(credentials, message, options) {
       const ack = await sandbox.push(credentials, message, options);
       if (message.ebrcBulkGenDtos.some((line) => line.billNo === STUCK_BILL_NO)) stuck.add(message.requestId);
+      for (const billNo of [AUTHORITY_DOWN_BILL_NO, FAULT_BILL_NO]) {
+        if (message.ebrcBulkGenDtos.some((line) => line.billNo === billNo)) failing.set(message.requestId, billNo);
+      }
       return ack;
     },
     async getStatus(credentials, requestId, options) {
       asked.set(requestId, [...(asked.get(requestId) ?? []), Date.now()]);
+      if (failing.get(requestId) === AUTHORITY_DOWN_BILL_NO) throw new AuthorityError('unavailable', 'the authority answered 503', { httpStatus: 503 });
+      if (failing.get(requestId) === FAULT_BILL_NO) throw new TypeError('a fault of the service');
       const answer = await sandbox.getStatus(credentials, requestId, options);
       if (answer === null || !stuck.has(requestId)) return answer;
       return {
@@ -130,6 +153,47 @@ describeEachBackend(
       }
       for (const ack of stuckAcks) assert.equal((await listedRequest(h, id, ack.body.requestId)).status, 'PENDING');
     });
+
+    test('a poll that fails is counted by cause and logged, and /metrics tells how many requests are open and for how long', async () => {
+      const id = await verifiedCustomer(h, 'poll-failures@example.com');
+      const [a, b] = await usableIrms(h, id, 2);
+      const failuresOf = (cause: string) => metric(h, `genebrc_poll_failures_total{cause="${cause}"}`).then((value) => value ?? 0);
+      const [authorityBefore, serviceBefore] = [await failuresOf('authority'), await failuresOf('service')];
+
+      const down = await h.request('POST', '/api/v1/genebrc/push-irm', { body: pushBody(id, [lineFor(a, 1, 1, { billNo: AUTHORITY_DOWN_BILL_NO })]) });
+      const fault = await h.request('POST', '/api/v1/genebrc/push-irm', { body: pushBody(id, [lineFor(b, 1, 1, { billNo: FAULT_BILL_NO })]) });
+      for (const ack of [down, fault]) assert.equal(ack.body.ackStatus, 'Validated', ack.text);
+      const pushedAt = Date.now();
+
+      // Each is polled (after the first poll's second) and fails; both stay open, and both are counted.
+      const deadline = Date.now() + 20_000;
+      while ((await failuresOf('authority')) <= authorityBefore || (await failuresOf('service')) <= serviceBefore) {
+        assert.ok(Date.now() < deadline, 'both failed polls are counted within 20 s');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      for (const ack of [down, fault]) assert.equal((await listedRequest(h, id, ack.body.requestId)).status, 'PENDING');
+
+      // The authority's failure is a warning (it heals when the authority does); the service's own is an error.
+      const ofRequest = async (requestId: string) => {
+        const internal = (await h.database.db.selectFrom('genebrc_requests').select('id').where('request_id', '=', requestId).executeTakeFirstOrThrow()).id;
+        return logged.filter((line) => line.request === internal && line.msg.startsWith('could not advance a request'));
+      };
+      const downLines = await ofRequest(down.body.requestId);
+      const faultLines = await ofRequest(fault.body.requestId);
+      assert.ok(downLines.length > 0 && downLines.every((line) => line.level === 40), JSON.stringify(downLines));
+      assert.match(downLines[0].msg, /the authority failed/);
+      assert.ok(faultLines.length > 0 && faultLines.every((line) => line.level === 50), JSON.stringify(faultLines));
+      assert.equal(faultLines[0].err.message, 'a fault of the service');
+
+      // Both are open, and the oldest open request is at least as old as they are.
+      assert.ok((await metric(h, 'genebrc_open_requests'))! >= 2);
+      const age = (await metric(h, 'genebrc_oldest_open_request_age_seconds'))!;
+      assert.ok(age >= (Date.now() - pushedAt) / 1000 - 1, `oldest open request ${age} s old`);
+      // Once the authority answers again, the request finishes, and is no longer open.
+      failing.delete(down.body.requestId);
+      failing.delete(fault.body.requestId);
+      for (const ack of [down, fault]) assert.equal((await waitForFinal(h, id, ack.body.requestId, 90_000)).status, 'PROCESSED');
+    });
   },
-  { env: POLLER_ENV, authority: observedSandbox, sandbox: { processingDelayMs: 300 } },
+  { env: POLLER_ENV, authority: observedSandbox, sandbox: { processingDelayMs: 300 }, logger: warningLog },
 );
