@@ -14,6 +14,8 @@ const QUEUE = 'mail-send';
 const RECOVERY_BATCH = 1_000;
 /** How often the daily digests and monthly reports due are looked for. */
 const DIGEST_INTERVAL_MS = 5 * 60_000;
+/** How often a pending message without a job is given one (a job given up on while the database was down, say). */
+const RECOVERY_INTERVAL_MS = 60_000;
 
 type MailJob = { mailId: string };
 
@@ -42,6 +44,7 @@ export class MailDelivery implements MailScheduler {
   #outbox: MailOutbox | undefined;
   #worker: string | undefined;
   #digests: NodeJS.Timeout | undefined;
+  #recovery: NodeJS.Timeout | undefined;
 
   constructor(options: MailDeliveryOptions) {
     this.#options = options;
@@ -94,10 +97,23 @@ export class MailDelivery implements MailScheduler {
     });
     // A pending message without a job (its job cancelled above, or given up on) gets one; one that has one gets none.
     await this.#queue(undefined, pending);
+    this.#recovery = setInterval(() => {
+      this.recover().catch((error: unknown) => log.error({ err: error }, 'mail recovery sweep failed'));
+    }, RECOVERY_INTERVAL_MS);
+    this.#recovery.unref();
     const compose = () => void this.composeDigests().then(() => this.composeMonthlyReports());
     this.#digests = setInterval(compose, DIGEST_INTERVAL_MS);
     this.#digests.unref();
     compose();
+  }
+
+  /**
+   * Gives every pending message without a job the job of its next attempt: a job pg-boss gave up on (its retries spent
+   * while the database was down) would otherwise leave its message pending until the next start. A message that has
+   * its job (queued, retrying, or waiting out its back-off) gets none: the queue is exclusive by message and attempt.
+   */
+  async recover(): Promise<void> {
+    await this.#queue(undefined, await store.pendingMail(this.#db, RECOVERY_BATCH));
   }
 
   /** The monthly report messages due (src/services/mail/monthly-report.ts), looked for with the digests. */
@@ -162,6 +178,7 @@ export class MailDelivery implements MailScheduler {
 
   async stop(): Promise<void> {
     clearInterval(this.#digests);
+    clearInterval(this.#recovery);
     this.#options.transport.close();
   }
 }

@@ -1,6 +1,7 @@
 import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { createPlatform } from '../../src/services/platforms.ts';
 import { EventOutbox, type NewEvent } from '../../src/services/outbox.ts';
 import { savePreferences } from '../../src/store/mail.ts';
@@ -159,6 +160,28 @@ describeEachBackend(
       } finally {
         smtp.behaviour = 'accept';
       }
+    });
+
+    test('a pending message whose job was lost is sent by the recovery sweep, once', async () => {
+      const platformId = await newPlatform(h, `Lost job ${h.backend}`);
+      const user = await addConsoleUser(h, platformId, `lost-job-${h.backend}@notify.example`);
+      const outbox = new EventOutbox(h.service.mailOutbox);
+      // The message commits without its job, as after pg-boss gave up on it (its retries spent while the database was down).
+      await h.database.db.transaction().execute(async (tx) => {
+        await outbox.record(tx, [{ platformId, platformCustomerId: null, type: 'genebrc.request.failed', data: REQUEST_DATA }]);
+        const [mail] = await tx.selectFrom('mail_outbox').select('id').where('platform_id', '=', platformId).execute();
+        await sql`delete from pgboss.job where name = 'mail-send' and data->>'mailId' = ${mail!.id}`.execute(tx);
+      });
+      outbox.committed();
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      assert.equal((await outboxRows(h, platformId))[0]!.status, 'pending', 'without a job, nothing sends it');
+
+      await h.service.mail.recover();
+      await h.service.mail.recover();
+      const [sent] = await waitForRows(h, platformId, (rows) => rows[0]!.status === 'sent');
+      assert.equal(sent!.attempts, 1, 'sent at its first attempt');
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      assert.equal(smtp.to(user.email).length, 1, 'sent once, however often the sweep ran');
     });
   },
   { env: { SMTP_URL: smtp.url(), PUBLIC_URL, MAIL_MAX_ATTEMPTS: '3', MAIL_RETRY_DELAY_SECONDS: '1' } },
