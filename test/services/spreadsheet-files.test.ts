@@ -2,13 +2,14 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
+import { unzipSync } from 'fflate';
 import { guardStringCellText, unguardCellText } from '../../src/domain/spreadsheet-cells.ts';
 import { SPREADSHEET_COLUMNS, type SpreadsheetColumn } from '../../src/domain/spreadsheet-columns.ts';
 import { MAX_UPLOAD_PROBLEMS, readRows, validateRows, type SheetRow, type SpreadsheetProblem } from '../../src/services/spreadsheets/read.ts';
@@ -21,8 +22,10 @@ import {
   sharedStringsXml,
   sheetXml,
   workbookParts,
+  zip64Of,
   zipOf,
   type Cell,
+  type Zip64Field,
 } from '../support/xlsx-parts.ts';
 
 const FORM = { uploadType: '101' };
@@ -57,8 +60,8 @@ const csvField = (value: string): string => (/[",\n]/.test(value) ? `"${value.re
 
 const openDescriptors = (): number => readdirSync('/proc/self/fd').length;
 
-/** A worksheet-first archive: header in shared strings (two of them rich text), the row mixing every kind of cell. */
-function worksheetFirstWorkbook(): Buffer {
+/** The parts of a worksheet-first archive: header in shared strings (two of them rich text), the row mixing every kind of cell. */
+function worksheetFirstParts(): Record<string, string> {
   const strings: (string | string[])[] = SPREADSHEET_COLUMNS.map((column, index) => (index % 10 === 3 ? [column.slice(0, 3), column.slice(3)] : column));
   const sharedFor = new Map<string, number>();
   const row: (Cell | null)[] = SPREADSHEET_COLUMNS.map((column, index): Cell | null => {
@@ -90,17 +93,37 @@ function worksheetFirstWorkbook(): Buffer {
   const header = SPREADSHEET_COLUMNS.map((_, index): Cell => ({ shared: index }));
   const { '[Content_Types].xml': types, ...rest } = workbookParts();
   // Excel's and LibreOffice's own order: the worksheet before the shared strings.
-  return zipOf({ '[Content_Types].xml': types!, ...rest, 'xl/worksheets/sheet1.xml': sheetXml([header, row]), 'xl/sharedStrings.xml': sharedStringsXml(strings) });
+  return { '[Content_Types].xml': types!, ...rest, 'xl/worksheets/sheet1.xml': sheetXml([header, row]), 'xl/sharedStrings.xml': sharedStringsXml(strings) };
 }
+
+const worksheetFirstWorkbook = (): Buffer => zipOf(worksheetFirstParts());
 
 const run = promisify(execFile);
 const SOFFICE = ['/usr/bin/soffice', '/usr/local/bin/soffice'].find((path) => existsSync(path));
+/** Info-ZIP's zip, which writes ZIP64 records for any file when told to (-fz). */
+const ZIP = ['/usr/bin/zip', '/usr/local/bin/zip'].find((path) => existsSync(path));
 
 /** Converts with LibreOffice (headless, a profile of its own); the converted file's bytes. */
 async function libreOffice(dir: string, file: string, to: 'xlsx' | 'csv'): Promise<Buffer> {
   const profile = `file://${join(dir, 'profile')}`;
   await run(SOFFICE!, [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', to, '--outdir', join(dir, to), join(dir, file)], { timeout: 120_000 });
   return readFile(join(dir, to, file.replace(/\.[a-z]+$/, `.${to}`)));
+}
+
+/**
+ * lines.xlsx in `dir`, as LibreOffice writes it from a filled-in CSV (two lines, codes and dates it turns into numbers);
+ * its bytes.
+ */
+async function libreOfficeLines(dir: string): Promise<Buffer> {
+  const rows = [
+    GOOD,
+    { ...GOOD, irmNumber: 'IRM00000002', irmDt: '2025-09-15', sbCumInvoiceDate: '14/09/2025', mappedIRMAmountFCC: '10.5' },
+  ];
+  const csv = [SPREADSHEET_COLUMNS.join(','), ...rows.map((row) => SPREADSHEET_COLUMNS.map((column) => row[column]).join(','))].join('\n') + '\n';
+  await writeFile(join(dir, 'lines.csv'), csv);
+  const xlsx = await libreOffice(dir, 'lines.csv', 'xlsx');
+  await writeFile(join(dir, 'lines.xlsx'), xlsx);
+  return xlsx;
 }
 
 describe('XLSX as producers write it', () => {
@@ -126,14 +149,7 @@ describe('XLSX as producers write it', () => {
   test('an XLSX written by LibreOffice from a filled-in CSV (codes and dates turned into numbers) is read as the exporter typed it', { skip: SOFFICE === undefined && 'soffice is not installed (.ci/run installs libreoffice-calc-nogui)' }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ebrc-soffice-'));
     try {
-      const rows = [
-        GOOD,
-        { ...GOOD, irmNumber: 'IRM00000002', irmDt: '2025-09-15', sbCumInvoiceDate: '14/09/2025', mappedIRMAmountFCC: '10.5' },
-      ];
-      const csv = [SPREADSHEET_COLUMNS.join(','), ...rows.map((row) => SPREADSHEET_COLUMNS.map((column) => row[column]).join(','))].join('\n') + '\n';
-      await writeFile(join(dir, 'lines.csv'), csv);
-      const xlsx = await libreOffice(dir, 'lines.csv', 'xlsx');
-      await writeFile(join(dir, 'lines.xlsx'), xlsx);
+      const xlsx = await libreOfficeLines(dir);
       const { lines, problems } = await validateRows(readRows('xlsx', xlsx), FORM);
       assert.deepEqual(problems, []);
       assert.deepEqual(
@@ -164,6 +180,46 @@ describe('XLSX as producers write it', () => {
       assert.deepEqual(header, SPREADSHEET_COLUMNS);
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('an XLSX LibreOffice wrote, zipped again as ZIP64 by Info-ZIP (zip -fz), is read exactly as the original', { skip: (SOFFICE === undefined || ZIP === undefined) && 'soffice or zip is not installed (.ci/run installs libreoffice-calc-nogui and zip)' }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ebrc-soffice-'));
+    try {
+      const xlsx = await libreOfficeLines(dir);
+      for (const [name, content] of Object.entries(unzipSync(xlsx))) {
+        await mkdir(dirname(join(dir, 'parts', name)), { recursive: true });
+        await writeFile(join(dir, 'parts', name), content);
+      }
+      await run(ZIP!, ['-q', '-fz', '-X', '-r', join(dir, 'zip64.xlsx'), '.'], { cwd: join(dir, 'parts') });
+      const zip64 = await readFile(join(dir, 'zip64.xlsx'));
+      assert.ok(zip64.includes('PK\x06\x06') && zip64.includes('PK\x06\x07'), 'a ZIP64 end record and locator');
+      assert.equal(zip64.readUInt32LE(zip64.length - 22 + 16), 0xffffffff, "the end record's directory offset is in the ZIP64 one only");
+      // Another ZIP64 reader finds every part LibreOffice wrote in it, unchanged. (Not LibreOffice itself: Debian 12's
+      // LibreOffice 7.4 refuses any archive with a ZIP64 end record, "source file could not be loaded"; later ones read it.)
+      const unpacked = unzipSync(zip64, { filter: (entry) => !entry.name.endsWith('/') });
+      assert.deepEqual(unpacked, unzipSync(xlsx));
+
+      const original = await validateRows(readRows('xlsx', xlsx), FORM);
+      assert.deepEqual(original.problems, []);
+      assert.equal(original.lines.length, 2);
+      assert.deepEqual(await validateRows(readRows('xlsx', zip64), FORM), original);
+      assert.deepEqual(await collectCells(zip64), await collectCells(xlsx));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('ZIP64 archives as streaming writers write them (sizes and offsets marked in the central directory in any combination) read as the plain archive', async () => {
+    const plain = await collectCells(worksheetFirstWorkbook());
+    const fields: Zip64Field[] = ['uncompressedSize', 'compressedSize', 'localHeaderOffset'];
+    for (let mask = 0; mask < 8; mask++) {
+      const marked = fields.filter((_, index) => (mask & (1 << index)) !== 0);
+      const file = zip64Of(worksheetFirstParts(), marked);
+      // fflate's own unzip, another ZIP64 reader, finds the parts in it (this builder is right).
+      assert.deepEqual(unzipSync(file), Object.fromEntries(Object.entries(worksheetFirstParts()).map(([name, text]) => [name, new TextEncoder().encode(text)])), marked.join(', '));
+      assert.deepEqual(await collectCells(file), plain, marked.join(', '));
+      assert.deepEqual((await validateRows(readRows('xlsx', file), FORM)).problems, [], marked.join(', '));
     }
   });
 });
@@ -276,6 +332,35 @@ describe('hostile XLSX files', () => {
       const problems = await problemsOf(readRows('xlsx', file));
       assert.equal(problems.length, 1, JSON.stringify(problems));
       assert.equal(problems[0]!.code, 'unreadable_file');
+    }
+  });
+
+  test('ZIP64 records that lie (a locator past the file, an absurd entry count, marked fields with no ZIP64 sizes) are refused with a reason, never thrown', async () => {
+    const all: Zip64Field[] = ['uncompressedSize', 'compressedSize', 'localHeaderOffset'];
+    const good = zip64Of(worksheetFirstParts(), all);
+    const locator = good.length - 22 - 20;
+    const record = locator - 56;
+    const edited = (at: number, value: bigint): Buffer => {
+      const file = Buffer.from(good);
+      file.writeBigUInt64LE(value, at);
+      return file;
+    };
+    const cases: [string, Buffer, RegExp][] = [
+      ['locator past the file', edited(locator + 8, BigInt(good.length + 1000)), /central directory is damaged \(its ZIP64 end record is missing\)/],
+      ['locator past 2^53', edited(locator + 8, 2n ** 63n), /central directory is damaged/],
+      ['locator pointing into the directory', edited(locator + 8, BigInt(record - 100)), /its ZIP64 end record is missing/],
+      ['entry count over the limit', edited(record + 32, 10_001n), /more than 10000 entries/],
+      ['entry count past 2^53', edited(record + 32, 2n ** 64n - 1n), /central directory is damaged/],
+      ['directory offset past the file', edited(record + 48, BigInt(good.length * 2)), /central directory is damaged/],
+      ['end record marked, locator gone', Buffer.concat([good.subarray(0, locator), good.subarray(locator + 20)]), /its ZIP64 end locator is missing/],
+      ['sizes marked, no ZIP64 extra field', zip64Of(worksheetFirstParts(), ['compressedSize'], 'missing'), /is marked ZIP64 but has no ZIP64 sizes/],
+      ['offset marked, ZIP64 extra field cut short', zip64Of(worksheetFirstParts(), ['uncompressedSize', 'localHeaderOffset'], 'short'), /ZIP64 sizes of .* are cut short/],
+    ];
+    for (const [what, file, message] of cases) {
+      const problems = await problemsOf(readRows('xlsx', file));
+      assert.equal(problems.length, 1, `${what}: ${JSON.stringify(problems)}`);
+      assert.equal(problems[0]!.code, 'unreadable_file', what);
+      assert.match(problems[0]!.message, message, what);
     }
   });
 

@@ -1,3 +1,4 @@
+import { crc32, deflateRawSync } from 'node:zlib';
 import { Deflate, zipSync, type Zippable } from 'fflate';
 
 /** Hand-made XLSX archives for the reader's tests: parts in any order, as producers write them or as an attacker does. */
@@ -132,4 +133,90 @@ export function archiveWithDeflated(entries: readonly { name: string; deflated: 
 /** Deflated bytes of a small text part, for archiveWithDeflated. */
 export function deflatedText(text: string): Uint8Array {
   return deflatedRepeat(text, ' ', 0, '');
+}
+
+/** A central directory field a ZIP64 writer may mark 0xFFFFFFFF, its value then in the entry's ZIP64 extra field. */
+export type Zip64Field = 'uncompressedSize' | 'compressedSize' | 'localHeaderOffset';
+
+/**
+ * A ZIP64 archive of the parts (deflated, CRCs right), written by hand as ZIP64 writers write it: a ZIP64 end record
+ * and locator, the end record's count and offset marked 0xFFFF and 0xFFFFFFFF; each local header with both sizes
+ * marked and in its ZIP64 extra field; in the central directory the `marked` fields, their values in a ZIP64 extra field
+ * (0x0001) after an extended-timestamp one (0x5455). `zip64Extra: 'missing'` leaves that field out, `'short'` cuts it
+ * to 4 bytes.
+ */
+export function zip64Of(parts: Record<string, string>, marked: readonly Zip64Field[], zip64Extra: 'whole' | 'missing' | 'short' = 'whole'): Buffer {
+  const MARK = 0xffffffff;
+  const uint64 = (value: number): Buffer => {
+    const bytes = Buffer.alloc(8);
+    bytes.writeBigUInt64LE(BigInt(value));
+    return bytes;
+  };
+  const extraField = (id: number, data: Buffer): Buffer => {
+    const header = Buffer.alloc(4);
+    header.writeUInt16LE(id, 0);
+    header.writeUInt16LE(data.length, 2);
+    return Buffer.concat([header, data]);
+  };
+  const timestamp = extraField(0x5455, Buffer.from([1, 0, 0, 0, 0]));
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const [entryName, text] of Object.entries(parts)) {
+    const name = Buffer.from(entryName);
+    const content = Buffer.from(text);
+    const deflated = deflateRawSync(content);
+    const values: Record<Zip64Field, number> = { uncompressedSize: content.length, compressedSize: deflated.length, localHeaderOffset: offset };
+    const localExtra = extraField(0x0001, Buffer.concat([uint64(content.length), uint64(deflated.length)]));
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(45, 4);
+    local.writeUInt16LE(8, 8);
+    local.writeUInt32LE(crc32(content), 14);
+    local.writeUInt32LE(MARK, 18);
+    local.writeUInt32LE(MARK, 22);
+    local.writeUInt16LE(name.length, 26);
+    local.writeUInt16LE(localExtra.length, 28);
+    const zip64Values = Buffer.concat((['uncompressedSize', 'compressedSize', 'localHeaderOffset'] as const).filter((field) => marked.includes(field)).map((field) => uint64(values[field])));
+    const centralExtra = Buffer.concat([
+      timestamp,
+      ...(zip64Extra === 'missing' ? [] : [extraField(0x0001, zip64Extra === 'short' ? zip64Values.subarray(0, 4) : zip64Values)]),
+    ]);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(0x032d, 4);
+    central.writeUInt16LE(45, 6);
+    central.writeUInt16LE(8, 10);
+    central.writeUInt32LE(crc32(content), 16);
+    central.writeUInt32LE(marked.includes('compressedSize') ? MARK : deflated.length, 20);
+    central.writeUInt32LE(marked.includes('uncompressedSize') ? MARK : content.length, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt16LE(centralExtra.length, 30);
+    central.writeUInt32LE(marked.includes('localHeaderOffset') ? MARK : offset, 42);
+    locals.push(local, name, localExtra, deflated);
+    centrals.push(central, name, centralExtra);
+    offset += 30 + name.length + localExtra.length + deflated.length;
+  }
+  const count = Object.keys(parts).length;
+  const directory = Buffer.concat(centrals);
+  const record = Buffer.alloc(56);
+  record.writeUInt32LE(0x06064b50, 0);
+  record.writeBigUInt64LE(44n, 4);
+  record.writeUInt16LE(0x032d, 12);
+  record.writeUInt16LE(45, 14);
+  record.writeBigUInt64LE(BigInt(count), 24);
+  record.writeBigUInt64LE(BigInt(count), 32);
+  record.writeBigUInt64LE(BigInt(directory.length), 40);
+  record.writeBigUInt64LE(BigInt(offset), 48);
+  const locator = Buffer.alloc(20);
+  locator.writeUInt32LE(0x07064b50, 0);
+  locator.writeBigUInt64LE(BigInt(offset + directory.length), 8);
+  locator.writeUInt32LE(1, 16);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(0xffff, 8);
+  end.writeUInt16LE(0xffff, 10);
+  end.writeUInt32LE(MARK, 12);
+  end.writeUInt32LE(MARK, 16);
+  return Buffer.concat([...locals, directory, record, locator, end]);
 }

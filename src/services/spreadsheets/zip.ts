@@ -3,7 +3,8 @@ import { Inflate } from 'fflate';
 /**
  * The entries of a zip archive held in memory, read from its central directory, and inflated with a byte count: what
  * an entry unpacks to is counted as it is unpacked and stopped at a budget, whatever sizes the archive declares about
- * itself (those are never read). Nothing is written anywhere.
+ * itself (those are never read). Nothing is written anywhere. ZIP64 archives are read too: some producers write ZIP64
+ * records even for small files (Info-ZIP's `zip -fz`, the streaming writers of .NET and Apache POI).
  */
 
 export class ZipUnreadable extends Error {
@@ -26,9 +27,15 @@ export class ZipBudgetExceeded extends Error {
 type ZipEntry = { name: string; method: number; compressedSize: number; localHeaderOffset: number };
 
 const END_OF_CENTRAL_DIRECTORY = 0x06054b50;
+const ZIP64_END_OF_CENTRAL_DIRECTORY = 0x06064b50;
+const ZIP64_END_LOCATOR = 0x07064b50;
 const CENTRAL_DIRECTORY_ENTRY = 0x02014b50;
 const LOCAL_FILE_HEADER = 0x04034b50;
+/** What a field too small for its value holds; the value is then in a ZIP64 record or extra field. */
 const ZIP64_MARKER = 0xffffffff;
+const ZIP64_COUNT_MARKER = 0xffff;
+/** The header id of the ZIP64 extended information extra field. */
+const ZIP64_EXTRA = 0x0001;
 const STORED = 0;
 const DEFLATED = 8;
 /** More entries than any workbook has (a sheet per entry, Excel allows 255 sheets or so per practical workbook). */
@@ -128,25 +135,82 @@ export class ZipArchive {
       }
     }
     if (end < 0) throw new ZipUnreadable('it is not a zip archive (no central directory)');
-    const count = view.getUint16(end + 10, true);
-    if (count > MAX_ENTRIES) throw new ZipUnreadable(`it has more than ${MAX_ENTRIES} entries`);
-    let at = view.getUint32(end + 16, true);
-    if (at === ZIP64_MARKER) throw new ZipUnreadable('it is a ZIP64 archive; save it again from the spreadsheet program');
+    const directory = this.#directoryPlace(end);
+    if (directory.count > MAX_ENTRIES) throw new ZipUnreadable(`it has more than ${MAX_ENTRIES} entries`);
+    let at = directory.offset;
     const decoder = new TextDecoder();
-    for (let index = 0; index < count; index++) {
+    for (let index = 0; index < directory.count; index++) {
       if (at + 46 > bytes.length || view.getUint32(at, true) !== CENTRAL_DIRECTORY_ENTRY) throw new ZipUnreadable('its central directory is damaged');
       const nameLength = view.getUint16(at + 28, true);
+      const extraLength = view.getUint16(at + 30, true);
       const entry: ZipEntry = {
         name: decoder.decode(bytes.subarray(at + 46, at + 46 + nameLength)),
         method: view.getUint16(at + 10, true),
         compressedSize: view.getUint32(at + 20, true),
         localHeaderOffset: view.getUint32(at + 42, true),
       };
-      if (entry.compressedSize === ZIP64_MARKER || entry.localHeaderOffset === ZIP64_MARKER) {
-        throw new ZipUnreadable('it is a ZIP64 archive; save it again from the spreadsheet program');
+      const uncompressedMarked = view.getUint32(at + 24, true) === ZIP64_MARKER;
+      const compressedMarked = entry.compressedSize === ZIP64_MARKER;
+      const offsetMarked = entry.localHeaderOffset === ZIP64_MARKER;
+      if (uncompressedMarked || compressedMarked || offsetMarked) {
+        const values = this.#zip64Values(entry.name, at + 46 + nameLength, extraLength, [uncompressedMarked, compressedMarked, offsetMarked].filter(Boolean).length);
+        // The size it unpacks to is skipped, as the 32-bit one is: the budget counts what is actually unpacked.
+        if (uncompressedMarked) values.shift();
+        if (compressedMarked) entry.compressedSize = values.shift()!;
+        if (offsetMarked) entry.localHeaderOffset = values.shift()!;
       }
       this.#entries.set(entry.name, entry);
-      at += 46 + nameLength + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
+      at += 46 + nameLength + extraLength + view.getUint16(at + 32, true);
     }
+  }
+
+  /**
+   * The central directory's entry count and offset. A ZIP64 end locator (20 bytes) right before the end record points
+   * to the ZIP64 end record, which then holds them in 8 bytes each (the end record holding 0xFFFF and 0xFFFFFFFF marks,
+   * or the same values again); marks with no locator are a damaged archive.
+   */
+  #directoryPlace(end: number): { count: number; offset: number } {
+    const view = this.#view;
+    const locator = end - 20;
+    if (locator < 0 || view.getUint32(locator, true) !== ZIP64_END_LOCATOR) {
+      const count = view.getUint16(end + 10, true);
+      const offset = view.getUint32(end + 16, true);
+      if (count === ZIP64_COUNT_MARKER || offset === ZIP64_MARKER) throw new ZipUnreadable('its central directory is damaged (its ZIP64 end locator is missing)');
+      return { count, offset };
+    }
+    const record = this.#uint64(locator + 8);
+    if (record + 56 > locator || view.getUint32(record, true) !== ZIP64_END_OF_CENTRAL_DIRECTORY) {
+      throw new ZipUnreadable('its central directory is damaged (its ZIP64 end record is missing)');
+    }
+    return { count: this.#uint64(record + 32), offset: this.#uint64(record + 48) };
+  }
+
+  /**
+   * The `count` values an entry's ZIP64 extended information extra field (0x0001) holds for its central directory fields
+   * marked 0xFFFFFFFF: 8 bytes for each field marked, in the order uncompressed size, compressed size, local header
+   * offset (a disk number may follow, of no use in an archive of one file).
+   */
+  #zip64Values(name: string, from: number, length: number, count: number): number[] {
+    const view = this.#view;
+    const end = from + length;
+    if (end > this.#bytes.length) throw new ZipUnreadable('its central directory is damaged');
+    for (let at = from; at + 4 <= end; at += 4 + view.getUint16(at + 2, true)) {
+      if (view.getUint16(at, true) !== ZIP64_EXTRA) continue;
+      if (at + 4 + 8 * count > Math.min(end, at + 4 + view.getUint16(at + 2, true))) {
+        throw new ZipUnreadable(`its central directory is damaged (the ZIP64 sizes of ${name} are cut short)`);
+      }
+      return Array.from({ length: count }, (_, index) => this.#uint64(at + 4 + 8 * index));
+    }
+    throw new ZipUnreadable(`its central directory is damaged (${name} is marked ZIP64 but has no ZIP64 sizes)`);
+  }
+
+  /**
+   * An 8-byte count, size or offset. Past Number.MAX_SAFE_INTEGER it is no number this reader can hold exactly, and
+   * far past any archive held in memory: a damaged directory.
+   */
+  #uint64(at: number): number {
+    const value = this.#view.getBigUint64(at, true);
+    if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new ZipUnreadable('its central directory is damaged');
+    return Number(value);
   }
 }
