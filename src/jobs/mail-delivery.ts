@@ -17,7 +17,12 @@ const DIGEST_INTERVAL_MS = 5 * 60_000;
 /** How often a pending message without a job is given one (a job given up on while the database was down, say). */
 const RECOVERY_INTERVAL_MS = 60_000;
 
-type MailJob = { mailId: string };
+/**
+ * `attempts`: the attempts the message had when its job was queued. A job queued for an attempt already made (a sweep
+ * that read the message just before that attempt failed and queued the next) finds a count that has moved on, and
+ * sends nothing: the next attempt's own job, after its back-off, does. Jobs queued before it was kept have none.
+ */
+type MailJob = { mailId: string; attempts?: number };
 
 
 export type MailDeliveryOptions = {
@@ -77,7 +82,7 @@ export class MailDelivery implements MailScheduler {
    */
   async #queue(db: Kysely<Schema> | undefined, mails: readonly { id: string; attempts: number }[], startAfter?: Date): Promise<void> {
     if (mails.length === 0) return;
-    const jobs = mails.map((mail) => ({ data: { mailId: mail.id }, singletonKey: jobKeyOf(mail), heartbeatSeconds: HEARTBEAT_SECONDS, ...(startAfter === undefined ? {} : { startAfter }) }));
+    const jobs = mails.map((mail) => ({ data: { mailId: mail.id, attempts: mail.attempts } satisfies MailJob, singletonKey: jobKeyOf(mail), heartbeatSeconds: HEARTBEAT_SECONDS, ...(startAfter === undefined ? {} : { startAfter }) }));
     await this.#options.boss.insert(QUEUE, jobs, db === undefined ? undefined : { db: executorOf(db) });
   }
 
@@ -93,7 +98,7 @@ export class MailDelivery implements MailScheduler {
     const orphaned = await cancelOrphanedJobs(boss, database, QUEUE, pending.map(jobKeyOf));
     if (orphaned.length > 0) log.info({ messages: orphaned }, 'sending again the messages of a process that died while sending them');
     this.#worker = await boss.work<MailJob>(QUEUE, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
-      if (job !== undefined) await this.send(job.data.mailId);
+      if (job !== undefined) await this.send(job.data.mailId, job.data.attempts);
     });
     // A pending message without a job (its job cancelled above, or given up on) gets one; one that has one gets none.
     await this.#queue(undefined, pending);
@@ -138,16 +143,18 @@ export class MailDelivery implements MailScheduler {
   }
 
   /**
-   * One attempt at a message (nothing when it is no longer pending). One not taken is recorded with its reason and,
+   * One attempt at a message (nothing when it is no longer pending, or when `attempts`, the count its job was queued
+   * for, is not the message's: MailJob). One not taken is recorded with its reason and,
    * in the same transaction, given the job of its next attempt after the back-off (MAIL_RETRY_DELAY_SECONDS, doubling
    * up to an hour), until MAIL_MAX_ATTEMPTS.
    */
-  async send(mailId: string): Promise<void> {
+  async send(mailId: string, attempts?: number): Promise<void> {
     const { transport, from, log, maxAttempts } = this.#options;
     const outbox = this.#outbox;
     if (outbox === undefined) throw new Error('the mail sender is not working yet');
     const row = await store.findMail(this.#db, mailId);
     if (row === undefined || row.status !== 'pending') return;
+    if (attempts !== undefined && Number(row.attempts) !== attempts) return;
     await runGuarded(
       { db: this.#db, queue: QUEUE, key: mailId, log },
       async () => {

@@ -18,10 +18,32 @@ const ADVANCE_BATCH = 20;
 type AdvanceJob = { requestId: string };
 
 /**
- * Why a poll failed: `authority` when the authority failed or refused the call (it heals when the authority does),
- * `service` for anything else (the database, or a fault of this service: the authority coming back does not mend it).
+ * Why a poll failed: `authority_unavailable` when the authority was down or slow (it mends when the authority does),
+ * `authority_refused` when it refused the call (the customer's credentials, this service's address or configuration:
+ * someone has to act), `service` for anything else (the database, or a fault of this service).
  */
-type PollFailureCause = 'authority' | 'service';
+type PollFailureCause = 'authority_unavailable' | 'authority_refused' | 'service';
+const POLL_FAILURE_CAUSES: readonly PollFailureCause[] = ['authority_unavailable', 'authority_refused', 'service'];
+
+/**
+ * A failed poll's cause, and whether it is logged as an error: all but the authority being down, and the customer's
+ * own credentials refused (the platform hears of those from the customer's credentials_invalid event).
+ */
+function pollFailureOf(error: unknown): { cause: PollFailureCause; error: boolean } {
+  if (!(error instanceof AuthorityError)) return { cause: 'service', error: true };
+  switch (error.failure) {
+    case 'unavailable':
+    case 'timeout':
+      return { cause: 'authority_unavailable', error: false };
+    case 'credentials_invalid':
+    case 'credentials_expired':
+      return { cause: 'authority_refused', error: false };
+    default:
+      return { cause: 'authority_refused', error: true };
+  }
+}
+
+type OpenRequestsSummary = { open: number; oldestCreatedAt: Date | null };
 
 /** How long the open requests' summary is kept for the scrape that asked for it: one query serves both gauges. */
 const SUMMARY_TTL_MS = 1_000;
@@ -46,7 +68,8 @@ export class RequestPoller implements RequestScheduler {
 
   readonly #jobExpireSeconds: number;
   readonly #failures: Counter<'cause'>;
-  #summary: { at: number; value: Promise<{ open: number; oldestCreatedAt: Date | null }> } | undefined;
+  #summary: { at: number; value: Promise<OpenRequestsSummary | undefined> } | undefined;
+  #lastSummary: OpenRequestsSummary | undefined;
 
   /**
    * `jobExpireSeconds`: how long a job may run before pg-boss retries it elsewhere (a process killed mid-job, once
@@ -62,20 +85,19 @@ export class RequestPoller implements RequestScheduler {
     const registers = [options.metrics];
     this.#failures = new Counter({
       name: 'genebrc_poll_failures_total',
-      help: 'Polls of an open GenEBRC request that failed, by cause: authority (it heals when the authority does) or service (the database, or a fault of this service)',
+      help: 'Polls of an open GenEBRC request that failed, by cause: authority_unavailable (it mends when the authority does), authority_refused (someone has to act) or service (the database, or a fault of this service)',
       labelNames: ['cause'],
       registers,
     });
+    for (const cause of POLL_FAILURE_CAUSES) this.#failures.inc({ cause }, 0);
     const summary = () => this.#openRequestsSummary();
-    const log = this.#log;
     new Gauge({
       name: 'genebrc_open_requests',
-      help: 'GenEBRC requests acknowledged and not yet final (SUBMITTING or PENDING), in the whole database',
+      help: 'GenEBRC requests pushed and not yet final (SUBMITTING or PENDING), in the whole database (every process tells the same figure)',
       registers,
       async collect() {
-        const value = await summary().catch((error: unknown) => void log.warn({ err: error }, 'could not read the open requests for /metrics'));
+        const value = await summary();
         if (value) this.set(value.open);
-        else this.reset();
       },
     });
     new Gauge({
@@ -83,17 +105,28 @@ export class RequestPoller implements RequestScheduler {
       help: 'Seconds since the oldest open GenEBRC request (SUBMITTING or PENDING) was pushed; 0 when none is open',
       registers,
       async collect() {
-        const value = await summary().catch(() => undefined);
-        if (!value) this.reset();
-        else this.set(value.oldestCreatedAt === null ? 0 : Math.max(0, (Date.now() - value.oldestCreatedAt.getTime()) / 1000));
+        const value = await summary();
+        if (value) this.set(value.oldestCreatedAt === null ? 0 : Math.max(0, (Date.now() - value.oldestCreatedAt.getTime()) / 1000));
       },
     });
   }
 
-  #openRequestsSummary(): Promise<{ open: number; oldestCreatedAt: Date | null }> {
+  /**
+   * The open requests, read at most once a second (one read serves both gauges of a scrape). When the database cannot
+   * be read, the last summary read: its oldest request is still open (nothing finishes without the database), so its
+   * age keeps growing rather than dropping to the 0 of "none open".
+   */
+  #openRequestsSummary(): Promise<OpenRequestsSummary | undefined> {
     const now = Date.now();
     if (this.#summary === undefined || now - this.#summary.at > SUMMARY_TTL_MS) {
-      this.#summary = { at: now, value: openRequestsSummary(this.#database.db) };
+      const value = openRequestsSummary(this.#database.db).then(
+        (read) => (this.#lastSummary = read),
+        (error: unknown) => {
+          this.#log.warn({ err: error }, 'could not read the open requests for /metrics; telling the last read');
+          return this.#lastSummary;
+        },
+      );
+      this.#summary = { at: now, value };
     }
     return this.#summary.value;
   }
@@ -113,8 +146,7 @@ export class RequestPoller implements RequestScheduler {
 
   /**
    * Starts working the queue with `advance`, which returns whether the request is still open. A poll that throws is
-   * tried again with backoff (up to a minute apart), counted by cause, and logged: as a warning when the authority
-   * failed, as an error otherwise (the authority coming back will not mend it).
+   * tried again with backoff (up to a minute apart), counted by cause and logged (pollFailureOf).
    */
   async work(advance: (requestId: string) => Promise<boolean>): Promise<void> {
     // A backlog is worked through batch after batch without waiting for the next poll (burstWhenBatchFull): with a
@@ -135,7 +167,9 @@ export class RequestPoller implements RequestScheduler {
         const { requestId } = job.data;
         // A request whose polls kept taking the process down is no longer polled (its status stays as it is; the
         // log says why): src/jobs/poison.ts.
-        const open = await runGuarded({ db: this.#database.db, queue: QUEUE, key: requestId, log: this.#log }, () => this.#poll(advance, requestId), async () => false);
+        const open = await this.#poll(requestId, () =>
+          runGuarded({ db: this.#database.db, queue: QUEUE, key: requestId, log: this.#log }, () => advance(requestId), async () => false),
+        );
         results.push(open ? { id: job.id, status: 'failed', output: { message: `request ${job.data.requestId} is still open` } } : { id: job.id, status: 'completed' });
       }
       return results;
@@ -147,15 +181,16 @@ export class RequestPoller implements RequestScheduler {
     this.#recovery.unref();
   }
 
-  /** One poll of a request: whether it is still open; a failed poll leaves it open. */
-  async #poll(advance: (requestId: string) => Promise<boolean>, requestId: string): Promise<boolean> {
+  /** One poll of a request, `run`: whether it is still open; a failed poll leaves it open. */
+  async #poll(requestId: string, run: () => Promise<boolean>): Promise<boolean> {
     try {
-      return await advance(requestId);
+      return await run();
     } catch (error) {
-      const cause: PollFailureCause = error instanceof AuthorityError ? 'authority' : 'service';
-      this.#failures.inc({ cause });
-      if (cause === 'authority') this.#log.warn({ err: error, request: requestId }, 'could not advance a request: the authority failed or refused the call; will retry');
-      else this.#log.error({ err: error, request: requestId }, 'could not advance a request, and not for the authority (the database, or a fault of this service); will retry');
+      const failure = pollFailureOf(error);
+      this.#failures.inc({ cause: failure.cause });
+      const line = { err: error, request: requestId, cause: failure.cause };
+      if (failure.error) this.#log.error(line, 'could not advance a request; will retry');
+      else this.#log.warn(line, 'could not advance a request; will retry');
       return true;
     }
   }

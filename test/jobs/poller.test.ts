@@ -15,6 +15,8 @@ const stuck = new Set<string>();
 const asked = new Map<string, number[]>();
 /** Status calls about requests pushed with this billNo fail at the authority (as while it is down). */
 const AUTHORITY_DOWN_BILL_NO = 'AUTHORITY-DOWN';
+/** Status calls about requests pushed with this billNo are refused (this service's address is not on the allow-list). */
+const REFUSED_BILL_NO = 'AUTHORITY-REFUSED';
 /** Status calls about requests pushed with this billNo throw what no authority failure is: a fault of the service. */
 const FAULT_BILL_NO = 'SERVICE-FAULT';
 const failing = new Map<string, string>();
@@ -37,7 +39,7 @@ function observedSandbox(sandbox: Authority): Authority {
     async push(credentials, message, options) {
       const ack = await sandbox.push(credentials, message, options);
       if (message.ebrcBulkGenDtos.some((line) => line.billNo === STUCK_BILL_NO)) stuck.add(message.requestId);
-      for (const billNo of [AUTHORITY_DOWN_BILL_NO, FAULT_BILL_NO]) {
+      for (const billNo of [AUTHORITY_DOWN_BILL_NO, REFUSED_BILL_NO, FAULT_BILL_NO]) {
         if (message.ebrcBulkGenDtos.some((line) => line.billNo === billNo)) failing.set(message.requestId, billNo);
       }
       return ack;
@@ -45,6 +47,7 @@ function observedSandbox(sandbox: Authority): Authority {
     async getStatus(credentials, requestId, options) {
       asked.set(requestId, [...(asked.get(requestId) ?? []), Date.now()]);
       if (failing.get(requestId) === AUTHORITY_DOWN_BILL_NO) throw new AuthorityError('unavailable', 'the authority answered 503', { httpStatus: 503 });
+      if (failing.get(requestId) === REFUSED_BILL_NO) throw new AuthorityError('ip_not_whitelisted', 'the authority refused this address (ERR04)', { authorityCode: 'ERR04' });
       if (failing.get(requestId) === FAULT_BILL_NO) throw new TypeError('a fault of the service');
       const answer = await sandbox.getStatus(credentials, requestId, options);
       if (answer === null || !stuck.has(requestId)) return answer;
@@ -154,45 +157,64 @@ describeEachBackend(
       for (const ack of stuckAcks) assert.equal((await listedRequest(h, id, ack.body.requestId)).status, 'PENDING');
     });
 
-    test('a poll that fails is counted by cause and logged, and /metrics tells how many requests are open and for how long', async () => {
+    test('a poll that fails is counted by cause and logged, and /metrics tells how many requests are open and since when', async () => {
       const id = await verifiedCustomer(h, 'poll-failures@example.com');
-      const [a, b] = await usableIrms(h, id, 2);
-      const failuresOf = (cause: string) => metric(h, `genebrc_poll_failures_total{cause="${cause}"}`).then((value) => value ?? 0);
-      const [authorityBefore, serviceBefore] = [await failuresOf('authority'), await failuresOf('service')];
+      const [a, b, c] = await usableIrms(h, id, 3);
+      const failuresOf = (cause: string) => metric(h, `genebrc_poll_failures_total{cause="${cause}"}`);
+      const causes = ['authority_unavailable', 'authority_refused', 'service'];
+      // Every cause is told from the start, at 0 before its first failure, so that rate() works on it.
+      const before = await Promise.all(causes.map(failuresOf));
+      for (const value of before) assert.equal(typeof value, 'number');
 
       const down = await h.request('POST', '/api/v1/genebrc/push-irm', { body: pushBody(id, [lineFor(a, 1, 1, { billNo: AUTHORITY_DOWN_BILL_NO })]) });
-      const fault = await h.request('POST', '/api/v1/genebrc/push-irm', { body: pushBody(id, [lineFor(b, 1, 1, { billNo: FAULT_BILL_NO })]) });
-      for (const ack of [down, fault]) assert.equal(ack.body.ackStatus, 'Validated', ack.text);
-      const pushedAt = Date.now();
+      const refused = await h.request('POST', '/api/v1/genebrc/push-irm', { body: pushBody(id, [lineFor(b, 1, 1, { billNo: REFUSED_BILL_NO })]) });
+      const fault = await h.request('POST', '/api/v1/genebrc/push-irm', { body: pushBody(id, [lineFor(c, 1, 1, { billNo: FAULT_BILL_NO })]) });
+      const acks = [down, refused, fault];
+      for (const ack of acks) assert.equal(ack.body.ackStatus, 'Validated', ack.text);
 
-      // Each is polled (after the first poll's second) and fails; both stay open, and both are counted.
+      // Each is polled (after the first poll's second) and fails; all stay open, and each is counted under its cause.
       const deadline = Date.now() + 20_000;
-      while ((await failuresOf('authority')) <= authorityBefore || (await failuresOf('service')) <= serviceBefore) {
-        assert.ok(Date.now() < deadline, 'both failed polls are counted within 20 s');
+      for (;;) {
+        const now = await Promise.all(causes.map(failuresOf));
+        if (now.every((value, index) => value! > before[index]!)) break;
+        assert.ok(Date.now() < deadline, `each cause counted within 20 s: ${JSON.stringify({ before, now })}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      for (const ack of [down, fault]) assert.equal((await listedRequest(h, id, ack.body.requestId)).status, 'PENDING');
+      for (const ack of acks) assert.equal((await listedRequest(h, id, ack.body.requestId)).status, 'PENDING');
 
-      // The authority's failure is a warning (it heals when the authority does); the service's own is an error.
-      const ofRequest = async (requestId: string) => {
-        const internal = (await h.database.db.selectFrom('genebrc_requests').select('id').where('request_id', '=', requestId).executeTakeFirstOrThrow()).id;
-        return logged.filter((line) => line.request === internal && line.msg.startsWith('could not advance a request'));
-      };
-      const downLines = await ofRequest(down.body.requestId);
-      const faultLines = await ofRequest(fault.body.requestId);
-      assert.ok(downLines.length > 0 && downLines.every((line) => line.level === 40), JSON.stringify(downLines));
-      assert.match(downLines[0].msg, /the authority failed/);
-      assert.ok(faultLines.length > 0 && faultLines.every((line) => line.level === 50), JSON.stringify(faultLines));
-      assert.equal(faultLines[0].err.message, 'a fault of the service');
+      // The authority being down is a warning (it mends when the authority does); a refusal and a fault are errors.
+      const internalIds = new Map<string, string>();
+      for (const row of await h.database.db.selectFrom('genebrc_requests').select(['id', 'request_id']).where('platform_customer_id', '=', id).execute()) {
+        internalIds.set(row.request_id, row.id);
+      }
+      const linesOf = (ack: { body: { requestId: string } }) =>
+        logged.filter((line) => line.request === internalIds.get(ack.body.requestId) && line.msg === 'could not advance a request; will retry');
+      const expected = [
+        [down, 'authority_unavailable', 40],
+        [refused, 'authority_refused', 50],
+        [fault, 'service', 50],
+      ] as const;
+      for (const [ack, cause, level] of expected) {
+        const lines = linesOf(ack);
+        assert.ok(lines.length > 0 && lines.every((line) => line.cause === cause && line.level === level), `${cause}: ${JSON.stringify(lines)}`);
+      }
+      assert.equal(linesOf(fault)[0].err.message, 'a fault of the service');
 
-      // Both are open, and the oldest open request is at least as old as they are.
-      assert.ok((await metric(h, 'genebrc_open_requests'))! >= 2);
+      // Open, and the oldest open request is as old as the database says (after the 1 s the summary is kept).
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const { oldest } = await h.database.db
+        .selectFrom('genebrc_requests')
+        .select((eb) => eb.fn.min('created_at').as('oldest'))
+        .where('status', 'in', ['SUBMITTING', 'PENDING'])
+        .executeTakeFirstOrThrow();
+      const readAt = Date.now();
       const age = (await metric(h, 'genebrc_oldest_open_request_age_seconds'))!;
-      assert.ok(age >= (Date.now() - pushedAt) / 1000 - 1, `oldest open request ${age} s old`);
-      // Once the authority answers again, the request finishes, and is no longer open.
-      failing.delete(down.body.requestId);
-      failing.delete(fault.body.requestId);
-      for (const ack of [down, fault]) assert.equal((await waitForFinal(h, id, ack.body.requestId, 90_000)).status, 'PROCESSED');
+      const expectedAge = (readAt - new Date(oldest as Date).getTime()) / 1000;
+      assert.ok(Math.abs(age - expectedAge) < 1, `oldest open request ${age} s old, the database says ${expectedAge} s`);
+      assert.ok((await metric(h, 'genebrc_open_requests'))! >= 3);
+      // Once the authority answers again, the requests finish.
+      for (const ack of acks) failing.delete(ack.body.requestId);
+      for (const ack of acks) assert.equal((await waitForFinal(h, id, ack.body.requestId, 90_000)).status, 'PROCESSED');
     });
   },
   { env: POLLER_ENV, authority: observedSandbox, sandbox: { processingDelayMs: 300 }, logger: warningLog },

@@ -162,24 +162,35 @@ describeEachBackend(
       }
     });
 
-    test('a pending message whose job was lost is sent by the recovery sweep, once', async () => {
+    test('a pending message whose job was lost is sent by the recovery sweep, once; a job for an attempt already made sends nothing', async () => {
       const platformId = await newPlatform(h, `Lost job ${h.backend}`);
       const user = await addConsoleUser(h, platformId, `lost-job-${h.backend}@notify.example`);
       const outbox = new EventOutbox(h.service.mailOutbox);
-      // The message commits without its job, as after pg-boss gave up on it (its retries spent while the database was down).
-      await h.database.db.transaction().execute(async (tx) => {
+      const liveJobs = (mailId: string) =>
+        sql<{ jobs: number }>`select count(*)::int as jobs from pgboss.job where name = 'mail-send' and data->>'mailId' = ${mailId} and state <= 'active'`
+          .execute(h.database.db)
+          .then(({ rows }) => rows[0]!.jobs);
+      // The message commits without its job, as after pg-boss gave up on it (its retries spent while the database was
+      // down), and with one attempt made already.
+      const mailId = await h.database.db.transaction().execute(async (tx) => {
         await outbox.record(tx, [{ platformId, platformCustomerId: null, type: 'genebrc.request.failed', data: REQUEST_DATA }]);
         const [mail] = await tx.selectFrom('mail_outbox').select('id').where('platform_id', '=', platformId).execute();
         await sql`delete from pgboss.job where name = 'mail-send' and data->>'mailId' = ${mail!.id}`.execute(tx);
+        await tx.updateTable('mail_outbox').set({ attempts: 1 }).where('id', '=', mail!.id).execute();
+        return mail!.id;
       });
       outbox.committed();
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      assert.equal((await outboxRows(h, platformId))[0]!.status, 'pending', 'without a job, nothing sends it');
+      assert.equal(await liveJobs(mailId), 0, 'no job will send it');
+
+      // A job queued for the attempt already made (a sweep that read the message just before that attempt) sends nothing.
+      await h.service.mail.send(mailId, 0);
+      assert.equal((await outboxRows(h, platformId))[0]!.status, 'pending');
+      assert.equal(smtp.to(user.email).length, 0);
 
       await h.service.mail.recover();
       await h.service.mail.recover();
       const [sent] = await waitForRows(h, platformId, (rows) => rows[0]!.status === 'sent');
-      assert.equal(sent!.attempts, 1, 'sent at its first attempt');
+      assert.equal(sent!.attempts, 2, 'sent at its second attempt');
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       assert.equal(smtp.to(user.email).length, 1, 'sent once, however often the sweep ran');
     });
