@@ -222,6 +222,15 @@ describe('XLSX as producers write it', () => {
       assert.deepEqual((await validateRows(readRows('xlsx', file), FORM)).problems, [], marked.join(', '));
     }
   });
+
+  test('a plain archive whose last bytes before its end record only look like a ZIP64 locator is read as it is', async () => {
+    // The central directory's last bytes are its last entry's name: one that ends with a locator's signature.
+    const parts = { ...worksheetFirstParts(), 'docProps/x-PK\u0006\u00070123456789abcdef': 'not a locator' };
+    const file = zipOf(parts);
+    const end = file.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+    assert.equal(file.readUInt32LE(end - 20), 0x07064b50, 'the bytes before the end record read as a locator');
+    assert.deepEqual(await collectCells(file), await collectCells(worksheetFirstWorkbook()));
+  });
 });
 
 /** The header row's cells as this reader gives them (readRows takes the header itself, so it is read off a CSV copy). */

@@ -171,15 +171,19 @@ export class ZipArchive {
    */
   #directoryPlace(end: number): { count: number; offset: number } {
     const view = this.#view;
+    const count = view.getUint16(end + 10, true);
+    const offset = view.getUint32(end + 16, true);
+    const marked = count === ZIP64_COUNT_MARKER || offset === ZIP64_MARKER;
     const locator = end - 20;
     if (locator < 0 || view.getUint32(locator, true) !== ZIP64_END_LOCATOR) {
-      const count = view.getUint16(end + 10, true);
-      const offset = view.getUint32(end + 16, true);
-      if (count === ZIP64_COUNT_MARKER || offset === ZIP64_MARKER) throw new ZipUnreadable('its central directory is damaged (its ZIP64 end locator is missing)');
+      if (marked) throw new ZipUnreadable('its central directory is damaged (its ZIP64 end locator is missing)');
       return { count, offset };
     }
-    const record = this.#uint64(locator + 8);
-    if (record + 56 > locator || view.getUint32(record, true) !== ZIP64_END_OF_CENTRAL_DIRECTORY) {
+    const recordAt = view.getBigUint64(locator + 8, true);
+    const record = Number(recordAt);
+    if (recordAt + 56n > BigInt(locator) || view.getUint32(record, true) !== ZIP64_END_OF_CENTRAL_DIRECTORY) {
+      // Four bytes that only look like a locator (the end of the last entry's data, say) in an archive that needs none.
+      if (!marked) return { count, offset };
       throw new ZipUnreadable('its central directory is damaged (its ZIP64 end record is missing)');
     }
     return { count: this.#uint64(record + 32), offset: this.#uint64(record + 48) };
