@@ -22,10 +22,10 @@ export function listEbrcsRoute(app: Api, deps: Deps): void {
           '`ebrcNumber`. `fromDate` and `toDate` filter `ebrcDate`, inclusive. The authority is asked on every call: ' +
           'the register is brought up to date with it (new eBRCs, cancellations: `ebrc.updated`) before the page is read; ' +
           'the customer must have validated credentials (409), and when the authority is down or slow the answer is ' +
-          '502 or 504, never a list that may lack eBRCs. eBRCs generated here stay visible meanwhile in the request list ' +
-          'and the status operation. One eBRC of the authority\'s answer that cannot be read (a date that is not a ' +
-          'date, an amount with three decimals, a field the register needs left out) is left out of the register and ' +
-          'logged for the operators; the others are listed.',
+          '502 or 504, never a list read without asking it. eBRCs generated here stay visible meanwhile in the request ' +
+          'list and the status operation. An eBRC of the authority\'s answer that cannot be read (a date that is not a ' +
+          'date, an amount with more than two decimals, a field the register needs left out) is logged for the ' +
+          'operators and not taken into the register (one already there keeps what it had); the others are.',
         security: [{ apiKey: [] }],
         params: IdParams,
         querystring: EbrcListQuery,
