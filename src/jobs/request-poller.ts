@@ -5,7 +5,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { AuthorityError } from '../authority/authority.ts';
 import type { RequestScheduler } from '../services/genebrc/lifecycle.ts';
 import type { Database } from '../store/database.ts';
-import { openRequestIds, openRequestsSummary } from '../store/requests.ts';
+import { openRequestIds, openRequestsSummary, type OpenRequestsSummary } from '../store/requests.ts';
 import type { Schema } from '../store/schema.ts';
 import { cancelOrphanedJobs, executorOf, HEARTBEAT_SECONDS } from './boss.ts';
 import { runGuarded } from './poison.ts';
@@ -42,8 +42,6 @@ function pollFailureOf(error: unknown): { cause: PollFailureCause; error: boolea
       return { cause: 'authority_refused', error: true };
   }
 }
-
-type OpenRequestsSummary = { open: number; oldestCreatedAt: Date | null };
 
 /** How long the open requests' summary is kept for the scrape that asked for it: one query serves both gauges. */
 const SUMMARY_TTL_MS = 1_000;

@@ -188,9 +188,12 @@ export type RequestFilter = {
   toDate?: string | undefined;
 };
 
+/** The stored statuses of a request not yet final: SUBMITTING (not yet acknowledged) and PENDING. */
+const OPEN_STATUSES = ['SUBMITTING', 'PENDING'];
+
 /** The stored statuses a status filter means: PENDING covers SUBMITTING, which clients see as PENDING. */
 function storedStatuses(status: string): string[] {
-  return status === 'PENDING' ? ['PENDING', 'SUBMITTING'] : [status];
+  return status === 'PENDING' ? OPEN_STATUSES : [status];
 }
 
 /** A request's line as the status operation and the events show it: its outcome, without the payload as pushed. */
@@ -401,10 +404,13 @@ function requestTotal(filter: RequestFilter) {
  * How many requests are open (SUBMITTING or PENDING), from the counts kept per customer and status, and when the oldest
  * of them was pushed, from the open requests' index (one entry read per status): no scan of the requests.
  */
-export async function openRequestsSummary(db: Kysely<Schema>): Promise<{ open: number; oldestCreatedAt: Date | null }> {
+export type OpenRequestsSummary = { open: number; oldestCreatedAt: Date | null };
+
+export async function openRequestsSummary(db: Kysely<Schema>): Promise<OpenRequestsSummary> {
+  // The oldest is read per status, each from the open index's own order: one entry each.
   const { rows } = await sql<{ open: number; oldest: Date | null }>`
     select
-      (select coalesce(sum(requests), 0)::int from genebrc_request_status_counts where status in ('SUBMITTING', 'PENDING')) as open,
+      (select coalesce(sum(requests), 0)::int from genebrc_request_status_counts where status in (${sql.join(OPEN_STATUSES)})) as open,
       least(
         (select min(created_at) from genebrc_requests where status = 'SUBMITTING'),
         (select min(created_at) from genebrc_requests where status = 'PENDING')) as oldest`.execute(db);
@@ -416,7 +422,7 @@ export async function openRequestIds(db: Kysely<Schema>, limit: number): Promise
   const rows = await db
     .selectFrom('genebrc_requests')
     .select('id')
-    .where('status', 'in', ['SUBMITTING', 'PENDING'])
+    .where('status', 'in', OPEN_STATUSES)
     .orderBy('created_at')
     .limit(limit)
     .execute();
