@@ -5,6 +5,7 @@ import type { MailTransport } from '../mail/transport.ts';
 import { composeMonthlyReports } from '../services/mail/monthly-report.ts';
 import { SEALED_NOTE, type MailOutbox, type MailScheduler } from '../services/mail/outbox.ts';
 import type { Database } from '../store/database.ts';
+import type { SweepPosition } from '../store/paging.ts';
 import * as store from '../store/mail.ts';
 import type { Schema } from '../store/schema.ts';
 import { cancelOrphanedJobs, executorOf, HEARTBEAT_SECONDS } from './boss.ts';
@@ -33,6 +34,8 @@ export type MailDeliveryOptions = {
   log: FastifyBaseLogger;
   maxAttempts: number;
   retryDelaySeconds: number;
+  /** How many pending messages a recovery sweep reads (1,000). */
+  recoveryBatch?: number;
 };
 
 /**
@@ -50,9 +53,12 @@ export class MailDelivery implements MailScheduler {
   #worker: string | undefined;
   #digests: NodeJS.Timeout | undefined;
   #recovery: NodeJS.Timeout | undefined;
+  readonly #recoveryBatch: number;
+  #sweepFrom: SweepPosition | undefined;
 
   constructor(options: MailDeliveryOptions) {
     this.#options = options;
+    this.#recoveryBatch = options.recoveryBatch ?? RECOVERY_BATCH;
   }
 
   get #db(): Kysely<Schema> {
@@ -94,7 +100,7 @@ export class MailDelivery implements MailScheduler {
   async work(outbox: MailOutbox): Promise<void> {
     this.#outbox = outbox;
     const { boss, database, log } = this.#options;
-    const pending = await store.pendingMail(this.#db, RECOVERY_BATCH);
+    const { rows: pending } = await store.pendingMail(this.#db, this.#recoveryBatch);
     const orphaned = await cancelOrphanedJobs(boss, database, QUEUE, pending.map(jobKeyOf));
     if (orphaned.length > 0) log.info({ messages: orphaned }, 'sending again the messages of a process that died while sending them');
     this.#worker = await boss.work<MailJob>(QUEUE, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
@@ -116,9 +122,13 @@ export class MailDelivery implements MailScheduler {
    * Gives every pending message without a job the job of its next attempt: a job pg-boss gave up on (its retries spent
    * while the database was down) would otherwise leave its message pending until the next start. A message that has
    * its job (queued, retrying, or waiting out its back-off) gets none: the queue is exclusive by message and attempt.
+   * Each sweep reads the batch after the last one's, back to the oldest once it has read to the end: behind a backlog
+   * of pending messages that have their jobs, a newer one without a job is still reached.
    */
   async recover(): Promise<void> {
-    await this.#queue(undefined, await store.pendingMail(this.#db, RECOVERY_BATCH));
+    const { rows, next } = await store.pendingMail(this.#db, this.#recoveryBatch, this.#sweepFrom);
+    await this.#queue(undefined, rows);
+    this.#sweepFrom = next;
   }
 
   /** The monthly report messages due (src/services/mail/monthly-report.ts), looked for with the digests. */

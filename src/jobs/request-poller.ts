@@ -5,6 +5,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { AuthorityError } from '../authority/authority.ts';
 import type { RequestScheduler } from '../services/genebrc/lifecycle.ts';
 import type { Database } from '../store/database.ts';
+import type { SweepPosition } from '../store/paging.ts';
 import { openRequestIds, openRequestsSummary, type OpenRequestsSummary } from '../store/requests.ts';
 import type { Schema } from '../store/schema.ts';
 import { cancelOrphanedJobs, executorOf, HEARTBEAT_SECONDS } from './boss.ts';
@@ -63,6 +64,8 @@ export class RequestPoller implements RequestScheduler {
   readonly #pollIntervalSeconds: number;
   readonly #log: FastifyBaseLogger;
   #recovery: NodeJS.Timeout | undefined;
+  readonly #recoveryBatch: number;
+  #sweepFrom: SweepPosition | undefined;
 
   readonly #jobExpireSeconds: number;
   readonly #failures: Counter<'cause'>;
@@ -72,9 +75,19 @@ export class RequestPoller implements RequestScheduler {
   /**
    * `jobExpireSeconds`: how long a job may run before pg-boss retries it elsewhere (a process killed mid-job, once
    * its heartbeat has not been the cause already: this bounds a job whose process lives but hangs). `metrics`: where
-   * the poll failures and the open requests are told (README, "Health, metrics and shutdown").
+   * the poll failures and the open requests are told (README, "Health, metrics and shutdown"). `recoveryBatch`: how
+   * many open requests a sweep reads (1,000).
    */
-  constructor(options: { boss: PgBoss; database: Database; pollIntervalSeconds: number; jobExpireSeconds: number; log: FastifyBaseLogger; metrics: Registry }) {
+  constructor(options: {
+    boss: PgBoss;
+    database: Database;
+    pollIntervalSeconds: number;
+    jobExpireSeconds: number;
+    log: FastifyBaseLogger;
+    metrics: Registry;
+    recoveryBatch?: number;
+  }) {
+    this.#recoveryBatch = options.recoveryBatch ?? RECOVERY_BATCH;
     this.#boss = options.boss;
     this.#jobExpireSeconds = options.jobExpireSeconds;
     this.#database = options.database;
@@ -202,16 +215,22 @@ export class RequestPoller implements RequestScheduler {
     });
   }
 
-  /** Queues a job, to run now, for every open request that has none. */
+  /**
+   * Queues a job, to run now, for every open request of the sweep's next batch that has none. Each sweep goes on after
+   * the last one's batch, back to the oldest once it has read to the end: behind a backlog of open requests that have
+   * their jobs, a newer one that lost its job is still reached.
+   */
   async recover(): Promise<void> {
-    for (const requestId of await openRequestIds(this.#database.db, RECOVERY_BATCH)) {
+    const { rows, next } = await openRequestIds(this.#database.db, this.#recoveryBatch, this.#sweepFrom);
+    for (const { id: requestId } of rows) {
       await this.#boss.send(QUEUE, { requestId } satisfies AdvanceJob, { singletonKey: requestId, heartbeatSeconds: HEARTBEAT_SECONDS });
     }
+    this.#sweepFrom = next;
   }
 
   /** Cancels the running jobs of open requests that no live process works on, so that recover() queues them again. */
   async #cancelOrphanedJobs(): Promise<void> {
-    const requests = await cancelOrphanedJobs(this.#boss, this.#database, QUEUE, await openRequestIds(this.#database.db, RECOVERY_BATCH));
+    const requests = await cancelOrphanedJobs(this.#boss, this.#database, QUEUE, (await openRequestIds(this.#database.db, this.#recoveryBatch)).rows.map((row) => row.id));
     if (requests.length > 0) this.#log.info({ requests }, 'cancelled the poll jobs of a process that died; polling again now');
   }
 

@@ -10,6 +10,7 @@ import { toEvent } from '../services/outbox.ts';
 import type { DeliveryScheduler } from '../services/webhook-endpoints.ts';
 import { longestAttemptMs, sendWebhook, type DeliveryOutcome } from '../services/webhook-sender.ts';
 import type { Database } from '../store/database.ts';
+import type { SweepPosition } from '../store/paging.ts';
 import type { Schema } from '../store/schema.ts';
 import * as store from '../store/webhook-attempts.ts';
 import { executorOf, HEARTBEAT_SECONDS } from './boss.ts';
@@ -57,6 +58,8 @@ export type DeliveryOptions = {
   disableAfterMs: number;
   /** Attempts in flight at once in this process; one endpoint gets at most a quarter of them. */
   concurrency: number;
+  /** How many due pending attempts a recovery sweep reads (1,000). */
+  recoveryBatch?: number;
 };
 
 /**
@@ -84,12 +87,15 @@ export class WebhookDelivery implements DeliveryScheduler {
   #woken = false;
   #loop: Promise<void> | undefined;
   #recovery: NodeJS.Timeout | undefined;
+  readonly #recoveryBatch: number;
+  #sweepFrom: SweepPosition | undefined;
   #stopped = true;
 
   constructor(options: DeliveryOptions) {
     this.#options = options;
     this.#db = options.database.db;
     this.#perEndpoint = Math.max(1, Math.floor(options.concurrency / 4));
+    this.#recoveryBatch = options.recoveryBatch ?? RECOVERY_BATCH;
     // A job still active this long after it started had its process die mid-attempt: pg-boss retries it.
     this.#expireSeconds = Math.ceil(longestAttemptMs(options.timeoutMs) / 1000) + 30;
   }
@@ -374,9 +380,14 @@ export class WebhookDelivery implements DeliveryScheduler {
     });
   }
 
-  /** Queues a job for every due pending attempt that has none (pg-boss gave up on it, or it was cancelled). */
+  /**
+   * Queues a job for every due pending attempt of the sweep's next batch that has none (pg-boss gave up on it, or it
+   * was cancelled). Each sweep goes on after the last one's batch, back to the first once it has read to the end: behind
+   * a backlog of due attempts that have their jobs (an endpoint that answers slowly), one that lost its job is reached.
+   */
   async recover(): Promise<void> {
-    const due = await store.duePendingAttempts(this.#db, new Date(Date.now() - 60_000), RECOVERY_BATCH);
+    const { rows: due, next } = await store.duePendingAttempts(this.#db, new Date(Date.now() - 60_000), this.#recoveryBatch, this.#sweepFrom);
+    this.#sweepFrom = next;
     if (due.length === 0) return;
     // The queue is exclusive by attempt: one that still has a job queued or running gets no second one.
     await this.#boss.insert(QUEUE, due.map((attempt) => ({ data: { attemptId: attempt.id }, singletonKey: attempt.id, group: { id: attempt.endpoint_id } })));
@@ -388,7 +399,7 @@ export class WebhookDelivery implements DeliveryScheduler {
    */
   async #releaseOrphanedJobs(): Promise<void> {
     if (this.#options.database.kind !== 'embedded') return;
-    const pending = await store.duePendingAttempts(this.#db, new Date(Date.now() + 366 * 86_400_000), RECOVERY_BATCH);
+    const { rows: pending } = await store.duePendingAttempts(this.#db, new Date(Date.now() + 366 * 86_400_000), this.#recoveryBatch);
     for (const attempt of pending) {
       const jobs = await this.#boss.findJobs<DeliveryJob>(QUEUE, { key: attempt.id });
       const orphaned = jobs.filter((job) => job.state === 'active').map((job) => job.id);

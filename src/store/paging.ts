@@ -151,3 +151,24 @@ export async function readNewestFirst<TB extends keyof Schema, Row>(
   const total = sql<number>`(select count(*)::int from (${matching.select(sql`1`.as('one')).limit(atMost)}) as counted)`;
   return readPage(db, page, rowsOf, total);
 }
+
+/**
+ * Where a sweep over rows in the order of a time column (then `id`) goes on from: the last row it read, its time as
+ * PostgreSQL's own text (a Date would drop the microseconds, and a sweep could stand still within one millisecond).
+ * Undefined: from the first row.
+ */
+export type SweepPosition = { at: string; id: string };
+
+/** The rows after `after`, and where the next sweep goes on from: the start again once this one read to the end. */
+export type Swept<Row> = { rows: Row[]; next: SweepPosition | undefined };
+
+/** The condition of rows after `after` in a sweep's order (`column`, then `id`). */
+export function sweptAfter(column: 'created_at' | 'next_attempt_at', after: SweepPosition) {
+  return sql<boolean>`(${sql.ref(column)}, id) > (${after.at}::timestamptz, ${after.id}::uuid)`;
+}
+
+/** A sweep's rows (read with the time column as text, `position`, at most `limit`) and where the next one goes on from. */
+export function swept<Row extends { id: string; position: string }>(rows: Row[], limit: number): Swept<Row> {
+  const last = rows.at(-1);
+  return { rows, next: rows.length < limit || last === undefined ? undefined : { at: last.position, id: last.id } };
+}

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { ErrorDetail } from '../domain/push-rules.ts';
 import { anyUuid } from './lists.ts';
-import { pageRows, readPage, type DayCounts, type PageWindow } from './paging.ts';
+import { pageRows, readPage, swept, sweptAfter, type DayCounts, type PageWindow, type SweepPosition, type Swept } from './paging.ts';
 import type { GenebrcRequestsTable, Schema } from './schema.ts';
 
 export type RequestRow = Selectable<GenebrcRequestsTable>;
@@ -190,6 +190,13 @@ export type RequestFilter = {
 
 /** The stored statuses of a request not yet final: SUBMITTING (not yet acknowledged) and PENDING. */
 const OPEN_STATUSES = ['SUBMITTING', 'PENDING'];
+
+/**
+ * The open statuses as SQL literals, for `status in (…)`: the open requests' partial index (genebrc_requests_open)
+ * names them, and PostgreSQL uses it for a prepared statement's generic plan only when the statement's own text
+ * implies its condition, which bound values never do.
+ */
+export const OPEN_STATUS_LITERALS = sql.join(OPEN_STATUSES.map((status) => sql.lit(status)));
 
 /** The stored statuses a status filter means: PENDING covers SUBMITTING, which clients see as PENDING. */
 function storedStatuses(status: string): string[] {
@@ -417,14 +424,19 @@ export async function openRequestsSummary(db: Kysely<Schema>): Promise<OpenReque
   return { open: rows[0]!.open, oldestCreatedAt: rows[0]!.oldest };
 }
 
-/** Requests not yet final, oldest first: what the poller must keep moving. */
-export async function openRequestIds(db: Kysely<Schema>, limit: number): Promise<string[]> {
-  const rows = await db
+/**
+ * Requests not yet final, oldest first, after `after` (from the oldest without it): what the poller must keep moving.
+ * A sweep goes on where the last one stopped, so that every open request is reached however many are open.
+ */
+export async function openRequestIds(db: Kysely<Schema>, limit: number, after?: SweepPosition): Promise<Swept<{ id: string; position: string }>> {
+  const open = db
     .selectFrom('genebrc_requests')
-    .select('id')
-    .where('status', 'in', OPEN_STATUSES)
+    .select(['id', sql<string>`created_at::text`.as('position')])
+    .where(sql<boolean>`status in (${OPEN_STATUS_LITERALS})`);
+  const rows = await (after === undefined ? open : open.where(sweptAfter('created_at', after)))
     .orderBy('created_at')
+    .orderBy('id')
     .limit(limit)
     .execute();
-  return rows.map((row) => row.id);
+  return swept(rows, limit);
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { swept, sweptAfter, type SweepPosition, type Swept } from './paging.ts';
 import type { Schema } from './schema.ts';
 
 /** An endpoint as the relay matches events against it. */
@@ -158,14 +159,25 @@ export async function trackEndpointHealth(
   return disabled.map((row) => row.id);
 }
 
-/** Pending attempts that are due, oldest first: what recovery makes sure has a job. */
-export async function duePendingAttempts(db: Kysely<Schema>, before: Date, limit: number): Promise<{ id: string; endpoint_id: string }[]> {
-  return db
+/**
+ * Pending attempts due before `before`, the longest due first, after `after` (from the first without it): what recovery
+ * makes sure has a job. A sweep goes on where the last one stopped.
+ */
+export async function duePendingAttempts(
+  db: Kysely<Schema>,
+  before: Date,
+  limit: number,
+  after?: SweepPosition,
+): Promise<Swept<{ id: string; endpoint_id: string; position: string }>> {
+  const due = db
     .selectFrom('webhook_attempts')
-    .select(['id', 'endpoint_id'])
+    .select(['id', 'endpoint_id', sql<string>`next_attempt_at::text`.as('position')])
     .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', before)
+    .where('next_attempt_at', '<=', before);
+  const rows = await (after === undefined ? due : due.where(sweptAfter('next_attempt_at', after)))
     .orderBy('next_attempt_at')
+    .orderBy('id')
     .limit(limit)
     .execute();
+  return swept(rows, limit);
 }
