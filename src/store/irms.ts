@@ -4,6 +4,7 @@ import type { AuthorityIrm } from '../authority/authority.ts';
 import { CANCELLED_AT_AUTHORITY } from '../domain/irm-status.ts';
 import { anyText } from './lists.ts';
 import { pageRows, readPage, type DayCounts, type PageWindow } from './paging.ts';
+import { OPEN_STATUS_LITERALS } from './requests.ts';
 import type { IrmsTable, Schema } from './schema.ts';
 
 export type IrmRow = Selectable<IrmsTable>;
@@ -112,7 +113,7 @@ export async function heldAmounts(db: Kysely<Schema>, customerId: string, irmNum
     select line.irm_number, sum(line.mapped_amount)::numeric(18, 2) as held
     from genebrc_requests request
     join genebrc_request_lines line on line.request_id = request.id
-    where request.status in ('SUBMITTING', 'PENDING') and request.platform_customer_id = ${customerId}
+    where request.status in (${OPEN_STATUS_LITERALS}) and request.platform_customer_id = ${customerId}
       and (request.status = 'SUBMITTING' or request.updated_at >= ${fetchedFrom})
       and line.reserved and line.irm_number = ${anyText(irmNumbers)}
     group by line.irm_number`.execute(db);
