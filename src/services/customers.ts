@@ -51,6 +51,35 @@ export async function shownCustomer(db: Kysely<Schema>, platformId: string, id: 
   return row ? toCustomer(row) : null;
 }
 
+/**
+ * Which platform each customer looked up by requireCustomerId belongs to, by the id as sent (lowercase): the
+ * customer's stored id and its platform. A customer is never deleted and never moves to another platform, so what was
+ * read once stays true for every process; an id not found is not kept (it may be created next). The oldest entry goes
+ * when OWNERS_KEPT are held (about 200 bytes each).
+ */
+const owners = new Map<string, { id: string; platformId: string }>();
+const OWNERS_KEPT = 50_000;
+
+/**
+ * The stored id of the platform's customer (its canonical text, which the kept counts key it by), or 404 for a missing
+ * id and for another platform's customer alike, as requireCustomer; for the reads that need the customer's id alone
+ * (list pages), which then ask the database for it only once per process (docs/performance.md, "List pages: the
+ * customer read once").
+ */
+export async function requireCustomerId(db: Kysely<Schema>, platformId: string, id: string): Promise<string> {
+  const key = id.toLowerCase();
+  let owner = owners.get(key);
+  if (owner === undefined) {
+    const row = await store.findCustomer(db, platformId, id);
+    if (!row) throw notFound(`Platform customer ${id}`);
+    owner = { id: row.id, platformId: row.platform_id };
+    if (owners.size >= OWNERS_KEPT) owners.delete(owners.keys().next().value!);
+    owners.set(key, owner);
+  }
+  if (owner.platformId !== platformId) throw notFound(`Platform customer ${id}`);
+  return owner.id;
+}
+
 /** The platform's customer, or 404 for a missing id and for another platform's customer alike. */
 export async function requireCustomer(db: Kysely<Schema>, platformId: string, id: string): Promise<store.CustomerRow> {
   const row = await store.findCustomer(db, platformId, id);

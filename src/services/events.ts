@@ -4,7 +4,7 @@ import { notFound } from '../errors.ts';
 import type { EventListQuery as EventListQuerySchema } from '../schemas/events.ts';
 import * as store from '../store/events.ts';
 import type { Schema } from '../store/schema.ts';
-import { requireCustomer } from './customers.ts';
+import { requireCustomerId } from './customers.ts';
 import { toEvent, type Event } from './outbox.ts';
 import { itemsPage, offsetOf } from './pages.ts';
 
@@ -16,7 +16,7 @@ export type EventListQuery = Static<typeof EventListQuerySchema>;
  */
 export async function listEvents(db: Kysely<Schema>, platformId: string, query: EventListQuery) {
   // The stored id, not the one sent: the kept counts key a customer by its id's canonical text.
-  const customerId = query.platformCustomerId === undefined ? undefined : (await requireCustomer(db, platformId, query.platformCustomerId)).id;
+  const customerId = query.platformCustomerId === undefined ? undefined : await requireCustomerId(db, platformId, query.platformCustomerId);
   const { rows, total } = await store.listEvents(db, {
     platformId,
     type: query.type,

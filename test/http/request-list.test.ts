@@ -154,6 +154,27 @@ describeEachBackend('GenEBRC list pages', (h) => {
     port = (h.service.app.server.address() as AddressInfo).port;
   });
 
+  test('a customer\'s pages are its platform\'s alone, however often they were read: another platform gets 404 after them, and the id in capitals is the same customer', async () => {
+    const customerId = await newCustomer(h, 'owned-pages@example.com');
+    await seedRequests(h.database.db, h.platformA.id, customerId, [1, 2, 1]);
+    const list = (id: string, key?: string) => h.request('GET', '/api/v1/genebrc', { query: { platformCustomerId: id, limit: '2' }, ...(key ? { key } : {}) });
+    const own = await list(customerId);
+    assert.equal(own.status, 200, own.text);
+    assert.equal(own.headers['x-total-count'], '3');
+    assert.equal(own.body.length, 2);
+    const upper = await list(customerId.toUpperCase());
+    assert.equal(upper.status, 200, upper.text);
+    assert.equal(upper.headers['x-total-count'], '3', 'the counts are kept by the stored id');
+    assert.deepEqual(upper.body, own.body);
+
+    const foreign = expectProblem(await list(customerId, h.platformB.apiKey), 404, 'not_found');
+    expectProblem(await list(customerId.toUpperCase(), h.platformB.apiKey), 404, 'not_found');
+    const missing = expectProblem(await list('00000000-0000-4000-8000-000000000000', h.platformB.apiKey), 404, 'not_found');
+    assert.equal(foreign.title, missing.title);
+    expectProblem(await h.request('GET', '/api/v1/events', { key: h.platformB.apiKey, query: { platformCustomerId: customerId } }), 404, 'not_found');
+    assert.equal((await list(customerId)).status, 200, 'the owner still reads it');
+  });
+
   test('every page equals what the list answered before streaming: order, fields, filters, deep pages from either end', async () => {
     const { db } = h.database;
     const customerId = await verifiedCustomer(h, 'streamed-pages@example.com');

@@ -5,7 +5,7 @@ import { isFinal, visibleStatus, type StoredRequestStatus } from '../../domain/r
 import type { RequestListQuery as RequestListQuerySchema } from '../../schemas/genebrc-requests.ts';
 import * as store from '../../store/requests.ts';
 import type { Schema } from '../../store/schema.ts';
-import { requireCustomer } from '../customers.ts';
+import { requireCustomerId } from '../customers.ts';
 import { offsetOf } from '../pages.ts';
 import { errorDetail, recordJson } from './views.ts';
 
@@ -44,9 +44,8 @@ export class RequestList {
 
   /** The page's requests by the query's filters, with their lines when they fit `lineBudget`, and the total. */
   async #read(platformId: string, query: RequestListQuery, lineBudget: number) {
-    const customer = await requireCustomer(this.#db, platformId, query.platformCustomerId);
     return store.listRequests(this.#db, {
-      customerId: customer.id,
+      customerId: await requireCustomerId(this.#db, platformId, query.platformCustomerId),
       requestId: query.requestId,
       status: query.status,
       fromDate: query.fromDate,
