@@ -41,13 +41,30 @@ export type CommitLink = (tx: Kysely<Schema>, resourceId: string) => Promise<voi
 
 export type VerifiedCustomer = CustomerRow & { iec_code: string; authority_api_credentials: string };
 
+/** What the rules on a customer's credentials read of it (a customer's row, or a page's note of its customer). */
+export type CredentialState = Pick<CustomerRow, 'authority_verified_at' | 'iec_code' | 'authority_credentials_status'> & { hasApiCredentials: boolean };
+
+function credentialStateOf(customer: CustomerRow): CredentialState {
+  return { ...customer, hasApiCredentials: customer.authority_api_credentials !== null };
+}
+
+/** Whether the customer has credentials that were once validated (requireStoredCredentials). */
+export function hasStoredCredentials(state: CredentialState): boolean {
+  return state.authority_verified_at !== null && state.iec_code !== null && state.hasApiCredentials;
+}
+
+/** Whether the customer has credentials the authority accepted and has not refused since (requireVerified). */
+export function hasAcceptedCredentials(state: CredentialState): boolean {
+  return hasStoredCredentials(state) && state.authority_credentials_status !== 'invalid';
+}
+
 /**
  * The customer, when it has credentials the authority accepted and has not refused since; else 409
  * customer_not_verified.
  */
 export function requireVerified(customer: CustomerRow): VerifiedCustomer {
   const stored = requireStoredCredentials(customer);
-  if (customer.authority_credentials_status === 'invalid') {
+  if (!hasAcceptedCredentials(credentialStateOf(customer))) {
     throw new AppError(
       'customer_not_verified',
       `The authority refused the stored credentials of platform customer ${customer.id}; check them again with POST /api/v1/platform-customers/${customer.id}/check-authority-credentials.`,
@@ -61,7 +78,7 @@ export function requireVerified(customer: CustomerRow): VerifiedCustomer {
  * background work on what was already accepted, which asks again rather than stopping.
  */
 export function requireStoredCredentials(customer: CustomerRow): VerifiedCustomer {
-  if (customer.authority_verified_at === null || customer.iec_code === null || customer.authority_api_credentials === null) {
+  if (!hasStoredCredentials(credentialStateOf(customer))) {
     throw new AppError(
       'customer_not_verified',
       `Platform customer ${customer.id} has no validated authority credentials; call POST /api/v1/platform-customers/${customer.id}/check-authority-credentials first.`,

@@ -7,7 +7,7 @@ import { parseDecimalString, centsToNumber, formatCents } from '../domain/money.
 import { balanceAfterPull, CANCELLED_AT_AUTHORITY, irmStatusOf } from '../domain/irm-status.ts';
 import * as store from '../store/irms.ts';
 import type { Schema } from '../store/schema.ts';
-import { asCustomer, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
+import { asCustomer, hasAcceptedCredentials, requireVerified, type ServiceContext, type VerifiedCustomer } from './context.ts';
 import { requireCustomer } from './customers.ts';
 import type { NewEvent } from './outbox.ts';
 import { dataPage, offsetOf } from './pages.ts';
@@ -100,8 +100,17 @@ export class IrmPuller {
   async pull(customer: VerifiedCustomer, maxAgeMs = this.#context.config.irmRefreshIntervalSeconds * 1000): Promise<PullOutcome | null> {
     const pending = this.#inFlight.get(customer.id);
     if (pending) return pending;
-    if (customer.irms_pulled_at && Date.now() - customer.irms_pulled_at.getTime() < maxAgeMs) return null;
+    if (this.#recent(customer.irms_pulled_at, maxAgeMs)) return null;
     return this.pullNow(customer);
+  }
+
+  /** Whether pull() would pull nothing now, for a customer last pulled at `pulledAt`, with the configured interval. */
+  reuses(customerId: string, pulledAt: Date | null): boolean {
+    return !this.#inFlight.has(customerId) && this.#recent(pulledAt, this.#context.config.irmRefreshIntervalSeconds * 1000);
+  }
+
+  #recent(pulledAt: Date | null, maxAgeMs: number): boolean {
+    return pulledAt !== null && Date.now() - pulledAt.getTime() < maxAgeMs;
   }
 
   /** Pulls now, whatever the age of the last pull; joins one already under way for the customer. */
@@ -195,6 +204,14 @@ export async function refreshIrms(
   /** Null for a page that only shows IRMs (the console's lists, which read through the refresh): nothing is recorded. */
   source: AuditSource | null,
 ) {
+  const page = { customerId, irmNumber: query.irmNumber, fromDate: query.fromDate, toDate: query.toDate, offset: offsetOf(query), limit: query.limit };
+  // Most refreshes are served from a recent pull: the page is read first, with what the refresh needs of its customer,
+  // in one statement. Anything else (another platform's customer, credentials that cannot be used, a pull due or under
+  // way, no row to read the customer with) goes the way below, which reads the customer first and the page again.
+  const served = await store.listIrmsWithCustomer(context.db, platformId, page);
+  if (served.customer && hasAcceptedCredentials(served.customer) && puller.reuses(customerId.toLowerCase(), served.customer.irms_pulled_at)) {
+    return dataPage(served.rows.map(toIrmRecord), served.total, query);
+  }
   const customer = requireVerified(await requireCustomer(context.db, platformId, customerId));
   const pulled = await puller.pull(customer);
   // The pull is many transactions (a batch of IRMs each), and may be one another request started: a refresh that asked
@@ -204,13 +221,6 @@ export async function refreshIrms(
   if (source !== null && pulled !== null) {
     await recordAuditAlone(context.db, source, { platformId, action: 'irm.refresh', target: { type: 'platform_customer', id: customer.id } });
   }
-  const { rows, total } = await store.listIrms(context.db, {
-    customerId: customer.id,
-    irmNumber: query.irmNumber,
-    fromDate: query.fromDate,
-    toDate: query.toDate,
-    offset: offsetOf(query),
-    limit: query.limit,
-  });
+  const { rows, total } = await store.listIrms(context.db, { ...page, customerId: customer.id });
   return dataPage(rows.map(toIrmRecord), total, query);
 }

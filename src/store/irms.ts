@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { AuthorityIrm } from '../authority/authority.ts';
 import { CANCELLED_AT_AUTHORITY } from '../domain/irm-status.ts';
+import { isUuid } from './ids.ts';
 import { anyText } from './lists.ts';
 import { pageRows, readPage, type DayCounts, type PageWindow } from './paging.ts';
 import { OPEN_STATUS_LITERALS } from './requests.ts';
+import type { CustomerRow } from './customers.ts';
 import type { IrmsTable, Schema } from './schema.ts';
 
 export type IrmRow = Selectable<IrmsTable>;
@@ -133,10 +135,51 @@ export type IrmFilter = {
  * ids come from the index alone and only their rows are read. Every page is one statement with its total (readPage):
  * a later page starts at the issue date it begins on, found from irm_day_counts.
  */
-export async function listIrms(
+/**
+ * What a refresh reads of its customer before it shows a page: whether its credentials may be used, and when its IRMs
+ * were last pulled. Only the customer's own platform reads it.
+ */
+export type PageCustomer = Pick<CustomerRow, 'authority_verified_at' | 'iec_code' | 'authority_credentials_status' | 'irms_pulled_at'> & {
+  hasApiCredentials: boolean;
+};
+
+/** PageCustomer as the page's statement reads it (one JSON value: its times as text). */
+type PageCustomerJson = Omit<PageCustomer, 'authority_verified_at' | 'irms_pulled_at'> & { authority_verified_at: string | null; irms_pulled_at: string | null };
+
+function pageCustomerNote(customerId: string, platformId: string) {
+  return sql<PageCustomerJson | null>`(select json_build_object(
+      'authority_verified_at', owner.authority_verified_at, 'iec_code', owner.iec_code,
+      'authority_credentials_status', owner.authority_credentials_status, 'irms_pulled_at', owner.irms_pulled_at,
+      'hasApiCredentials', owner.authority_api_credentials is not null)
+    from platform_customers owner where owner.id = ${customerId} and owner.platform_id = ${platformId})`;
+}
+
+function pageCustomerOf(json: PageCustomerJson | null | undefined): PageCustomer | undefined {
+  if (!json) return undefined;
+  const dateOf = (text: string | null) => (text === null ? null : new Date(text));
+  return { ...json, authority_verified_at: dateOf(json.authority_verified_at), irms_pulled_at: dateOf(json.irms_pulled_at) };
+}
+
+/**
+ * listIrms, with the page's customer (PageCustomer) read in the page's statement when the customer is the platform's
+ * and the page has a row: a refresh served from a recent pull, as most are, is then one statement. Undefined
+ * otherwise (another platform's customer, no IRM on the page, or a page read in more than one statement).
+ */
+export async function listIrmsWithCustomer(
+  db: Kysely<Schema>,
+  platformId: string,
+  filter: IrmFilter & { offset: number; limit: number },
+): Promise<{ rows: IrmRow[]; total: number; customer: PageCustomer | undefined }> {
+  if (!isUuid(filter.customerId)) return { rows: [], total: 0, customer: undefined };
+  const { rows, total, note } = await listIrms(db, filter, pageCustomerNote(filter.customerId, platformId));
+  return { rows, total, customer: pageCustomerOf(note) };
+}
+
+export async function listIrms<Note = never>(
   db: Kysely<Schema>,
   filter: IrmFilter & { offset: number; limit: number },
-): Promise<{ rows: IrmRow[]; total: number }> {
+  note?: RawBuilder<Note>,
+): Promise<{ rows: IrmRow[]; total: number; note?: Note | undefined }> {
   let matching = db.selectFrom('irms').where('platform_customer_id', '=', filter.customerId);
   if (filter.irmNumber) matching = matching.where('irm_number', '=', filter.irmNumber);
   if (filter.fromDate) matching = matching.where('irm_issue_date', '>=', filter.fromDate);
@@ -162,7 +205,7 @@ export async function listIrms(
     counts: irmDays(filter),
     months: filter.fromDate || filter.toDate ? undefined : irmMonths(filter.customerId),
     order: sql`order by page.irm_issue_date desc, page.irm_number asc`,
-  });
+  }, note);
 }
 
 /** The customer's IRMs per issue date, within the dates given. */

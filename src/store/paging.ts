@@ -61,24 +61,30 @@ export function pageWindow(total: number, offset: number, limit: number): PageWi
  * day's rows, however deep the page, where reading from the nearer end walks up to half the list (500,000 entries in
  * the middle of a million IRMs). A page past the end has no anchor and no row to carry the total: only then is the
  * total read on its own.
+ *
+ * `note`: a value the page's statement reads beside its rows (one SQL expression, the same on every row), returned when
+ * the page has a row, so that what a caller would read before the page costs no statement of its own. Undefined when
+ * the page has no row, or was read in more than one statement: the caller then reads it itself.
  */
-export async function readPage<DB, TB extends keyof DB, Row>(
+export async function readPage<DB, TB extends keyof DB, Row, Note = never>(
   db: Kysely<Schema>,
   page: { offset: number; limit: number },
   rowsOf: (window: PageWindow) => SelectQueryBuilder<DB, TB, Row>,
   total: RawBuilder<number>,
   byDay?: DayKeptList,
-): Promise<{ rows: Row[]; total: number }> {
+  note?: RawBuilder<Note>,
+): Promise<{ rows: Row[]; total: number; note?: Note | undefined }> {
+  const noted: RawBuilder<Note | null> = note ?? sql<null>`null`;
   if (page.offset === 0) {
     // No row on the first page means nothing matches.
-    const first = rowsOf({ offset: 0, limit: page.limit, reverse: false }).select(total.as('total_matching'));
-    return withTotal((await first.execute()) as (Row & { total_matching: number })[]);
+    const first = rowsOf({ offset: 0, limit: page.limit, reverse: false }).select([total.as('total_matching'), noted.as('page_note')]);
+    return withTotal((await first.execute()) as (Row & Totalled<Note>)[]);
   }
   if (byDay) {
     const rows = rowsOf({ offset: sql<number>`anchor.within`, limit: page.limit, reverse: false, fromDay: sql<string>`anchor.day` });
-    const { rows: read } = await sql<Row & { total_matching: number }>`
+    const { rows: read } = await sql<Row & Totalled<Note>>`
       with ${dayAnchor(byDay, page.offset)}
-      select page.*, ${total}::int as total_matching
+      select page.*, ${total}::int as total_matching, ${noted} as page_note
       from anchor cross join lateral (${rows}) as page
       ${byDay.order}`.execute(db);
     if (read.length > 0) return withTotal(read);
@@ -127,9 +133,16 @@ function dayAnchor(byDay: DayKeptList, offset: number): RawBuilder<unknown> {
     )`;
 }
 
-/** A page's rows without the total each carries, and the total (none when there is no row). */
-function withTotal<Row>(rows: readonly (Row & { total_matching: number })[]): { rows: Row[]; total: number } {
-  return { rows: rows.map(({ total_matching: _total, ...row }) => row as Row), total: rows[0]?.total_matching ?? 0 };
+type Totalled<Note> = { total_matching: number; page_note: Note | null };
+
+/** A page's rows without the total and note each carries, the total (none when there is no row) and the note. */
+function withTotal<Row, Note>(rows: readonly (Row & Totalled<Note>)[]): { rows: Row[]; total: number; note?: Note | undefined } {
+  const first = rows[0];
+  return {
+    rows: rows.map(({ total_matching: _total, page_note: _note, ...row }) => row as Row),
+    total: first?.total_matching ?? 0,
+    note: first?.page_note ?? undefined,
+  };
 }
 
 /**

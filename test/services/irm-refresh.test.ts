@@ -63,6 +63,27 @@ describeEachBackend(
       assert.ok(newest > first.body.data[0].irmIssueDate, 'the new IRMs come first');
     });
 
+    test('a page served from a recent pull still answers as the customer is now: 409 once its credentials were refused, 404 to another platform, 404 for a malformed id', async () => {
+      const id = await verifiedCustomer(h, 'served@example.com');
+      const first = await refresh(h, id);
+      assert.equal(first.status, 200, first.text);
+      assert.ok(first.body.data.length > 0, 'a page with rows: what the one-statement read needs');
+      const before = pulls.count;
+      const again = await refresh(h, id.toUpperCase(), { page: 2 });
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.body.meta.total, first.body.meta.total);
+      assert.equal(pulls.count, before, 'served from the pull just made');
+
+      expectProblem(await h.request('POST', '/api/v1/irm/refresh', { key: h.platformB.apiKey, query: { platformCustomerId: id }, body: {} }), 404, 'not_found');
+      expectProblem(await refresh(h, `${id.slice(0, -1)}z`), 404, 'not_found');
+
+      await h.database.db.updateTable('platform_customers').set({ authority_credentials_status: 'invalid' }).where('id', '=', id).execute();
+      expectProblem(await refresh(h, id), 409, 'customer_not_verified');
+      await h.database.db.updateTable('platform_customers').set({ authority_credentials_status: 'valid' }).where('id', '=', id).execute();
+      assert.equal((await refresh(h, id)).status, 200);
+      assert.equal(pulls.count, before, 'none of these asked the authority');
+    });
+
     test('the authority down or slow answers 502 or 504', async () => {
       const down = await verifiedCustomer(h, 'down@example.com', 'outage.exporter');
       expectProblem(await refresh(h, down), 502, 'authority_unavailable');
