@@ -387,10 +387,9 @@ export class WebhookDelivery implements DeliveryScheduler {
    */
   async recover(): Promise<void> {
     const { rows: due, next } = await store.duePendingAttempts(this.#db, new Date(Date.now() - 60_000), this.#recoveryBatch, this.#sweepFrom);
-    this.#sweepFrom = next;
-    if (due.length === 0) return;
     // The queue is exclusive by attempt: one that still has a job queued or running gets no second one.
-    await this.#boss.insert(QUEUE, due.map((attempt) => ({ data: { attemptId: attempt.id }, singletonKey: attempt.id, group: { id: attempt.endpoint_id } })));
+    if (due.length > 0) await this.#boss.insert(QUEUE, due.map((attempt) => ({ data: { attemptId: attempt.id }, singletonKey: attempt.id, group: { id: attempt.endpoint_id } })));
+    this.#sweepFrom = next;
   }
 
   /**

@@ -104,9 +104,14 @@ export class IrmPuller {
     return this.pullNow(customer);
   }
 
+  /** Whether this process is pulling the customer's IRMs now (a refresh would wait for that pull). */
+  pulling(customerId: string): boolean {
+    return this.#inFlight.has(customerId);
+  }
+
   /** Whether pull() would pull nothing now, for a customer last pulled at `pulledAt`, with the configured interval. */
   reuses(customerId: string, pulledAt: Date | null): boolean {
-    return !this.#inFlight.has(customerId) && this.#recent(pulledAt, this.#context.config.irmRefreshIntervalSeconds * 1000);
+    return !this.pulling(customerId) && this.#recent(pulledAt, this.#context.config.irmRefreshIntervalSeconds * 1000);
   }
 
   #recent(pulledAt: Date | null, maxAgeMs: number): boolean {
@@ -207,10 +212,14 @@ export async function refreshIrms(
   const page = { customerId, irmNumber: query.irmNumber, fromDate: query.fromDate, toDate: query.toDate, offset: offsetOf(query), limit: query.limit };
   // Most refreshes are served from a recent pull: the page is read first, with what the refresh needs of its customer,
   // in one statement. Anything else (another platform's customer, credentials that cannot be used, a pull due or under
-  // way, no row to read the customer with) goes the way below, which reads the customer first and the page again.
-  const served = await store.listIrmsWithCustomer(context.db, platformId, page);
-  if (served.customer && hasAcceptedCredentials(served.customer) && puller.reuses(customerId.toLowerCase(), served.customer.irms_pulled_at)) {
-    return dataPage(served.rows.map(toIrmRecord), served.total, query);
+  // way, no row to read the customer with) goes the way below, which reads the customer first and the page again. A
+  // page of one IRM number (read apart from the others) and a customer this process is pulling go that way at once.
+  const pulling = puller.pulling(customerId.toLowerCase());
+  if (query.irmNumber === undefined && !pulling) {
+    const served = await store.listIrmsWithCustomer(context.db, platformId, page);
+    if (served.customer && hasAcceptedCredentials(served.customer) && puller.reuses(customerId.toLowerCase(), served.customer.irms_pulled_at)) {
+      return dataPage(served.rows.map(toIrmRecord), served.total, query);
+    }
   }
   const customer = requireVerified(await requireCustomer(context.db, platformId, customerId));
   const pulled = await puller.pull(customer);

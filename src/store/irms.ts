@@ -130,12 +130,6 @@ export type IrmFilter = {
 };
 
 /**
- * A page of a customer's IRMs, newest issue date first. The total comes from irm_customer_counts or irm_day_counts
- * (or, for one IRM number, from the one row there may be), so it does not grow with the customer's IRMs. The page's
- * ids come from the index alone and only their rows are read. Every page is one statement with its total (readPage):
- * a later page starts at the issue date it begins on, found from irm_day_counts.
- */
-/**
  * What a refresh reads of its customer before it shows a page: whether its credentials may be used, and when its IRMs
  * were last pulled. Only the customer's own platform reads it.
  */
@@ -163,7 +157,8 @@ function pageCustomerOf(json: PageCustomerJson | null | undefined): PageCustomer
 /**
  * listIrms, with the page's customer (PageCustomer) read in the page's statement when the customer is the platform's
  * and the page has a row: a refresh served from a recent pull, as most are, is then one statement. Undefined
- * otherwise (another platform's customer, no IRM on the page, or a page read in more than one statement).
+ * otherwise (another platform's customer, no IRM on the page, a page of one IRM number, or a page read in more than
+ * one statement).
  */
 export async function listIrmsWithCustomer(
   db: Kysely<Schema>,
@@ -175,6 +170,13 @@ export async function listIrmsWithCustomer(
   return { rows, total, customer: pageCustomerOf(note) };
 }
 
+/**
+ * A page of a customer's IRMs, newest issue date first. The total comes from irm_customer_counts or irm_day_counts
+ * (or, for one IRM number, from the one row there may be), so it does not grow with the customer's IRMs. The page's
+ * ids come from the index alone and only their rows are read. Every page is one statement with its total (readPage):
+ * a later page starts at the issue date it begins on, found from irm_day_counts.
+ * `note`: as readPage's (an IRM number's page reads none).
+ */
 export async function listIrms<Note = never>(
   db: Kysely<Schema>,
   filter: IrmFilter & { offset: number; limit: number },
