@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type AnySchema } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { AppError, MAX_LISTED_ERRORS, type FieldError } from '../errors.ts';
 
 // ajv-formats is CommonJS; under Node's ESM loader its default export is the plugin itself.
@@ -18,6 +19,12 @@ function makeAjv(coerceTypes: boolean, allErrors: boolean): Ajv {
     strictNumbers: true,
   });
   addFormats(ajv);
+  // RFC 3339 allows the year 0000; PostgreSQL has no year 0 (1 BC comes before 1 AD) and refuses it. Such a date
+  // would reach the database and fail there: it fails the format here, with the format's own message.
+  for (const name of ['date', 'date-time'] as const) {
+    const { validate, compare } = fullFormats[name] as { validate: (text: string) => boolean; compare: (a: string, b: string) => number | undefined };
+    ajv.addFormat(name, { validate: (text: string) => !text.startsWith('0000') && validate(text), compare });
+  }
   // A multipart body's file (OpenAPI's format: binary) reaches the validator as the text the route made of it.
   ajv.addFormat('binary', true);
   return ajv;

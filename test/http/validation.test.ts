@@ -129,7 +129,8 @@ describe('messages that name the expected form', () => {
   for (const [name, schema, base] of dateFilters) {
     for (const filter of ['fromDate', 'toDate']) {
       test(`${name}: a ${filter} not as YYYY-MM-DD says the format`, () => {
-        for (const sent of ['15-09-2025', '2025/09/15', '2025-13-01', '2025-02-30', 'yesterday']) {
+        // 0000-01-01 is an RFC 3339 date, in no calendar PostgreSQL keeps: it never reaches the database.
+        for (const sent of ['15-09-2025', '2025/09/15', '2025-13-01', '2025-02-30', 'yesterday', '0000-01-01']) {
           assert.deepEqual(fieldErrors(schema, 'querystring', { ...base, [filter]: sent }), [
             { path: `/${filter}`, code: 'invalid_format', message: `Query parameter ${filter} must be a date as YYYY-MM-DD (for example 2025-09-15).` },
           ], sent);
@@ -151,6 +152,9 @@ describe('messages that name the expected form', () => {
       'email must be an email address (name@example.com).',
       'id must be an id (a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e).',
     ]);
+    const yearZero = check({ id: '0f8fad5b-d9cb-469f-a165-70867728950e', email: 'a@example.com', at: '0000-01-01T00:00:00Z' }) as { error: AppError };
+    assert.deepEqual(yearZero.error.errors?.map((e) => e.path), ['/at'], 'the year 0000 is no date PostgreSQL keeps');
+    assert.equal(check({ id: '0f8fad5b-d9cb-469f-a165-70867728950e', email: 'a@example.com', at: '0001-01-01T00:00:00Z' }), true);
   });
 });
 
@@ -200,6 +204,7 @@ describe('the same messages over HTTP', () => {
       ['GET', `/api/v1/genebrc?platformCustomerId=${customer}&toDate=2025-13-01`],
       ['GET', `/api/v1/platform-customers/${customer}/ebrcs?fromDate=2025/09/15`],
       ['GET', '/api/v1/events?toDate=yesterday'],
+      ['GET', `/api/v1/genebrc?platformCustomerId=${customer}&fromDate=0000-12-31`],
     ];
     for (const [method, url] of urls) {
       const problem = expectProblem(await raw(method, url, method === 'POST' ? '{}' : undefined), 400, 'validation_failed');
