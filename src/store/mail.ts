@@ -1,6 +1,6 @@
 import { toRole, type ConsoleRole } from '../domain/console-roles.ts';
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { swept, sweptAfter, type SweepPosition, type Swept } from './paging.ts';
+import { readSweep, type SweepPosition, type Swept } from './paging.ts';
 import type { MailOutboxTable, Schema } from './schema.ts';
 
 /** The SQL of e-mail (migration 0023): the mail outbox, preferences, digest items, reset tokens and invitations. */
@@ -83,17 +83,10 @@ export async function markAttemptFailed(db: Kysely<Schema>, id: string, error: s
  * Pending messages oldest first, after `after` (from the oldest without it), with their attempts so far: those a start
  * and the recovery sweep make sure have a job. A sweep goes on where the last one stopped.
  */
-export async function pendingMail(db: Kysely<Schema>, limit: number, after?: SweepPosition): Promise<Swept<{ id: string; attempts: number; position: string }>> {
-  const pending = db
-    .selectFrom('mail_outbox')
-    .select(['id', 'attempts', sql<string>`created_at::text`.as('position')])
-    .where('status', '=', sql.lit('pending'));
-  const rows = await (after === undefined ? pending : pending.where(sweptAfter('created_at', after)))
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
-  return swept(rows.map((row) => ({ id: row.id, attempts: Number(row.attempts), position: row.position })), limit);
+export async function pendingMail(db: Kysely<Schema>, limit: number, after?: SweepPosition): Promise<Swept<{ id: string; attempts: number }>> {
+  const pending = db.selectFrom('mail_outbox').select(['id', 'attempts']).where('status', '=', sql.lit('pending'));
+  const { rows, next } = await readSweep(pending, 'created_at', limit, after);
+  return { rows: rows.map((row) => ({ id: row.id, attempts: Number(row.attempts) })), next };
 }
 
 export type ListedMail = Pick<MailRow, 'id' | 'to_address' | 'kind' | 'subject' | 'status' | 'attempts' | 'last_error' | 'created_at' | 'sent_at'>;

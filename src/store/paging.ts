@@ -175,13 +175,25 @@ export type SweepPosition = { at: string; id: string };
 /** The rows after `after`, and where the next sweep goes on from: the start again once this one read to the end. */
 export type Swept<Row> = { rows: Row[]; next: SweepPosition | undefined };
 
-/** The condition of rows after `after` in a sweep's order (`column`, then `id`). */
-export function sweptAfter(column: 'created_at' | 'next_attempt_at', after: SweepPosition) {
-  return sql<boolean>`(${sql.ref(column)}, id) > (${after.at}::timestamptz, ${after.id}::uuid)`;
-}
-
-/** A sweep's rows (read with the time column as text, `position`, at most `limit`) and where the next one goes on from. */
-export function swept<Row extends { id: string; position: string }>(rows: Row[], limit: number): Swept<Row> {
-  const last = rows.at(-1);
-  return { rows, next: rows.length < limit || last === undefined ? undefined : { at: last.position, id: last.id } };
+/**
+ * A sweep's next rows of `query` (one table, with an `id` column): at most `limit` of them after `after`, in the order of
+ * `column` and then `id`, and where the next sweep goes on from.
+ */
+export async function readSweep<TB extends keyof Schema, Row extends { id: string }>(
+  query: SelectQueryBuilder<Schema, TB, Row>,
+  column: 'created_at' | 'next_attempt_at',
+  limit: number,
+  after: SweepPosition | undefined,
+): Promise<Swept<Row>> {
+  const positioned = query.select(sql<string>`${sql.ref(column)}::text`.as('position'));
+  const read = await (after === undefined
+    ? positioned
+    : positioned.where(sql<boolean>`(${sql.ref(column)}, id) > (${after.at}::timestamptz, ${after.id}::uuid)`))
+    .orderBy(sql.ref(column))
+    .orderBy(sql.ref('id'))
+    .limit(limit)
+    .execute();
+  const rows = read.map(({ position: _position, ...row }) => row as unknown as Row);
+  const last = read.at(-1);
+  return { rows, next: read.length < limit || last === undefined ? undefined : { at: last.position, id: last.id } };
 }

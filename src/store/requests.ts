@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { ErrorDetail } from '../domain/push-rules.ts';
 import { anyUuid } from './lists.ts';
-import { pageRows, readPage, swept, sweptAfter, type DayCounts, type PageWindow, type SweepPosition, type Swept } from './paging.ts';
+import { pageRows, readPage, readSweep, type DayCounts, type PageWindow, type SweepPosition, type Swept } from './paging.ts';
 import type { GenebrcRequestsTable, Schema } from './schema.ts';
 
 export type RequestRow = Selectable<GenebrcRequestsTable>;
@@ -428,15 +428,7 @@ export async function openRequestsSummary(db: Kysely<Schema>): Promise<OpenReque
  * Requests not yet final, oldest first, after `after` (from the oldest without it): what the poller must keep moving.
  * A sweep goes on where the last one stopped, so that every open request is reached however many are open.
  */
-export async function openRequestIds(db: Kysely<Schema>, limit: number, after?: SweepPosition): Promise<Swept<{ id: string; position: string }>> {
-  const open = db
-    .selectFrom('genebrc_requests')
-    .select(['id', sql<string>`created_at::text`.as('position')])
-    .where(sql<boolean>`status in (${OPEN_STATUS_LITERALS})`);
-  const rows = await (after === undefined ? open : open.where(sweptAfter('created_at', after)))
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
-  return swept(rows, limit);
+export async function openRequestIds(db: Kysely<Schema>, limit: number, after?: SweepPosition): Promise<Swept<{ id: string }>> {
+  const open = db.selectFrom('genebrc_requests').select('id').where(sql<boolean>`status in (${OPEN_STATUS_LITERALS})`);
+  return readSweep(open, 'created_at', limit, after);
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { swept, sweptAfter, type SweepPosition, type Swept } from './paging.ts';
+import { readSweep, type SweepPosition, type Swept } from './paging.ts';
 import type { Schema } from './schema.ts';
 
 /** An endpoint as the relay matches events against it. */
@@ -168,16 +168,11 @@ export async function duePendingAttempts(
   before: Date,
   limit: number,
   after?: SweepPosition,
-): Promise<Swept<{ id: string; endpoint_id: string; position: string }>> {
+): Promise<Swept<{ id: string; endpoint_id: string }>> {
   const due = db
     .selectFrom('webhook_attempts')
-    .select(['id', 'endpoint_id', sql<string>`next_attempt_at::text`.as('position')])
+    .select(['id', 'endpoint_id'])
     .where('status', '=', 'pending')
     .where('next_attempt_at', '<=', before);
-  const rows = await (after === undefined ? due : due.where(sweptAfter('next_attempt_at', after)))
-    .orderBy('next_attempt_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
-  return swept(rows, limit);
+  return readSweep(due, 'next_attempt_at', limit, after);
 }
