@@ -214,10 +214,10 @@ export async function refreshIrms(
   // in one statement. Anything else (another platform's customer, credentials that cannot be used, a pull due or under
   // way, no row to read the customer with) goes the way below, which reads the customer first and the page again. A
   // page of one IRM number (read apart from the others) and a customer this process is pulling go that way at once.
-  const pulling = puller.pulling(customerId.toLowerCase());
-  if (query.irmNumber === undefined && !pulling) {
+  const pullKey = customerId.toLowerCase();
+  if (query.irmNumber === undefined && !puller.pulling(pullKey)) {
     const served = await store.listIrmsWithCustomer(context.db, platformId, page);
-    if (served.customer && hasAcceptedCredentials(served.customer) && puller.reuses(customerId.toLowerCase(), served.customer.irms_pulled_at)) {
+    if (served.customer && hasAcceptedCredentials(served.customer) && puller.reuses(pullKey, served.customer.irms_pulled_at)) {
       return dataPage(served.rows.map(toIrmRecord), served.total, query);
     }
   }
