@@ -66,10 +66,6 @@ export async function findCustomer(db: Kysely<Schema>, platformId: string, id: s
 
 const FIND_CUSTOMER = 'select * from platform_customers where id = $1';
 
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
 /**
  * A page of the platform's customers, newest first, and how many match: one scan, the total counted by a window
  * over it. A page past the end has no row to carry the total, so only then is it counted on its own.
@@ -80,9 +76,12 @@ export async function listCustomers(
 ): Promise<{ rows: ShownCustomerRow[]; total: number }> {
   let base = db.selectFrom('platform_customers').where('platform_id', '=', query.platformId);
   if (query.search) {
-    // Case-insensitive like ILIKE, on the lowercase copies the database keeps (lowercasing every row was the cost).
-    const pattern = sql<string>`lower(${`%${escapeLike(query.search)}%`})`;
-    base = base.where((eb) => eb.or([eb('name_lower', 'like', pattern), eb('email_lower', 'like', pattern)]));
+    // The text as it is, anywhere in the name or email, whatever its case: on the lowercase copies the database keeps
+    // (lowercasing every row was the cost). strpos, not LIKE: no pattern to escape, a third less of the scan's time,
+    // and a plan PostgreSQL keeps. The search text is lowercased once, in a subquery: in the kept plan, lower() of
+    // the parameter itself would run for every row (docs/performance.md, "The customer search").
+    const text = sql<string>`(select lower(${query.search}))`;
+    base = base.where(sql<boolean>`(strpos(name_lower, ${text}) > 0 or strpos(email_lower, ${text}) > 0)`);
   }
   const counted = await pageRows(
     base.select(SHOWN_COLUMNS).select(sql<number>`(count(*) over ())::int`.as('total_matching')).orderBy('created_at', 'desc').orderBy('id', 'desc'),

@@ -114,7 +114,7 @@ describeEachBackend('platform customers', (h) => {
 
   test('list is newest first with the interface envelope, paged and searchable', async () => {
     const key = h.platformB.apiKey;
-    const names = ['Zeta 100% Cotton', 'Alpha_Beta Traders', 'Gamma Foods', 'Delta Spices'];
+    const names = ['Eta\\Theta Mills', 'Zeta 100% Cotton', 'Alpha_Beta Traders', 'Gamma Foods', 'Delta Spices'];
     for (const [i, name] of names.entries()) {
       const created = await h.request('POST', '/api/v1/platform-customers/', {
         key,
@@ -138,7 +138,7 @@ describeEachBackend('platform customers', (h) => {
 
     const search = await h.request('GET', '/api/v1/platform-customers', { key, query: { search: 'GAMMA' } });
     assert.deepEqual(search.body.items.map((c: { name: string }) => c.name), ['Gamma Foods']);
-    const byEmail = await h.request('GET', '/api/v1/platform-customers', { key, query: { search: 'list3@' } });
+    const byEmail = await h.request('GET', '/api/v1/platform-customers', { key, query: { search: 'list4@' } });
     assert.deepEqual(byEmail.body.items.map((c: { name: string }) => c.name), ['Delta Spices']);
     const percent = await h.request('GET', '/api/v1/platform-customers', { key, query: { search: '100%' } });
     assert.deepEqual(percent.body.items.map((c: { name: string }) => c.name), ['Zeta 100% Cotton']);
@@ -146,6 +146,8 @@ describeEachBackend('platform customers', (h) => {
     assert.deepEqual(underscore.body.items.map((c: { name: string }) => c.name), ['Alpha_Beta Traders']);
     const literalPercent = await h.request('GET', '/api/v1/platform-customers', { key, query: { search: '%' } });
     assert.deepEqual(literalPercent.body.items.map((c: { name: string }) => c.name), ['Zeta 100% Cotton']);
+    const backslash = await h.request('GET', '/api/v1/platform-customers', { key, query: { search: 'A\\t' } });
+    assert.deepEqual(backslash.body.items.map((c: { name: string }) => c.name), ['Eta\\Theta Mills']);
   });
 
   test('page and limit outside their range, or not whole numbers, are 400, never clamped', async () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { listCustomers } from '../../src/store/customers.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { listIrms } from '../../src/store/irms.ts';
 import { migrate } from '../../src/store/migrate.ts';
@@ -162,6 +163,33 @@ test('list pages are planned once: their statements bind no LIMIT or OFFSET', as
       // PostgreSQL plans the first five calls for their values, then keeps the generic plan if it costs no more.
       assert.ok(row.custom_plans <= 5 && row.generic_plans >= 5, `planned at every call: ${JSON.stringify(row)}`);
     }
+  });
+});
+
+test('the customer search is planned once, and finds the text as it is, whatever its case', async () => {
+  await withDatabase(1, async (database) => {
+    await migrate(database);
+    const { db } = database;
+    const platformId = randomUUID();
+    await sql`insert into platforms (id, name) values (${platformId}, 'Search')`.execute(db);
+    // A platform of 1,000 customers, one in twelve a textiles exporter (as the benchmark's): with LIKE, PostgreSQL
+    // planned the search at every call.
+    await sql`
+      insert into platform_customers (id, platform_id, name, email, type, company_name, created_at)
+      select gen_random_uuid(), ${platformId}::uuid, 'Exporter ' || g || case when g % 12 = 0 then ' Textiles' else ' Foods' end,
+        'exporter' || g || '@example.com', 'customer', 'Co', now() - g * interval '1 minute'
+      from generate_series(1, 1000) as g`.execute(db);
+    await sql`analyze platform_customers`.execute(db);
+    for (let call = 0; call < 10; call += 1) {
+      const found = await listCustomers(db, { platformId, search: call % 2 === 0 ? 'TEXTILES' : 'textiles', offset: 0, limit: 10 });
+      assert.equal(found.total, 83);
+      assert.equal(found.rows[0]!.name, 'Exporter 12 Textiles');
+    }
+    const { rows } = await sql<{ generic_plans: number; custom_plans: number }>`
+      select generic_plans::int, custom_plans::int from pg_prepared_statements
+      where statement like '%count(*) over ()%from "platform_customers" where%'`.execute(db);
+    assert.equal(rows.length, 1, JSON.stringify(rows));
+    assert.ok(rows[0]!.custom_plans <= 5 && rows[0]!.generic_plans >= 5, `planned at every call: ${JSON.stringify(rows[0])}`);
   });
 });
 });
