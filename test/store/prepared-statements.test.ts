@@ -6,6 +6,7 @@ import { listCustomers } from '../../src/store/customers.ts';
 import { openDatabase, type Database } from '../../src/store/database.ts';
 import { listIrms } from '../../src/store/irms.ts';
 import { migrate } from '../../src/store/migrate.ts';
+import { insertPlatform } from '../../src/store/platforms.ts';
 import { listRequests } from '../../src/store/requests.ts';
 import type { Schema } from '../../src/store/schema.ts';
 import { backends, scratchDatabase } from '../support/harness.ts';
@@ -171,7 +172,7 @@ test('the customer search is planned once, and finds the text as it is, whatever
     await migrate(database);
     const { db } = database;
     const platformId = randomUUID();
-    await sql`insert into platforms (id, name) values (${platformId}, 'Search')`.execute(db);
+    await insertPlatform(db, { id: platformId, name: 'Search' });
     // A platform of 1,000 customers, one in twelve a textiles exporter (as the benchmark's): with LIKE, PostgreSQL
     // planned the search at every call.
     await sql`
