@@ -491,7 +491,7 @@ async function deliveriesDone(context: Context, expectedDistinct: number, capMs:
   for (;;) {
     const busy = await probe(
       context,
-      `select (select count(*) from events where dispatched_at is null)
+      `select (select count(*) from event_queue)
             + (select count(*) from webhook_attempts where status = 'pending')
             + (select count(*) from pgboss.job where name = 'webhook-delivery' and state in ('created', 'retry', 'active'))
             + (select count(*) from genebrc_requests where status in ('SUBMITTING', 'PENDING'))::bigint as n`,

@@ -22,8 +22,8 @@
  *   from the change to the last of its events arriving (at most 30 s is waited for each);
  * - totals: every event written since the endpoint exists (GET /api/v1/events) arrived, once (duplicates, bad
  *   signatures counted); and, read from the database once the service has stopped, where each event's time went: the
- *   relay (written → events.dispatched_at), the delivery queue (dispatched → its pg-boss job started) and the attempt
- *   (job started → arrival).
+ *   relay (written → dispatched: its first attempt's creation, in the relay's transaction), the delivery queue
+ *   (dispatched → its pg-boss job started) and the attempt (job started → arrival).
  *
  * Prints a table per backend and one side by side (stdout; progress on stderr) and writes
  * bench/results/webhooks-<backend>.json. Flags: --skip-embedded, --skip-postgres and the sizes above.
@@ -406,16 +406,16 @@ async function push(api: ApiClient, customer: Customer, lines: number): Promise<
 async function readBreakdown(databaseEnv: Record<string, string>, dataDir: string): Promise<Map<string, { relayMs: number; queueMs: number }>> {
   const database = await openDatabase({ databaseUrl: databaseEnv.DATABASE_URL || undefined, dataDir });
   try {
-    const { rows } = await database.db.executeQuery<{ id: string; created_at: Date; dispatched_at: Date | null; started_on: Date | null }>(
+    const { rows } = await database.db.executeQuery<{ id: string; created_at: Date; dispatched_at: Date; started_on: Date | null }>(
       CompiledQuery.raw(`
-        select e.id, e.created_at, e.dispatched_at, j.started_on
+        select e.id, e.created_at, a.created_at as dispatched_at, j.started_on
         from events e
         join webhook_attempts a on a.event_id = e.id and a.attempt = 1
         left join pgboss.job j on j.name = 'webhook-delivery' and j.data->>'attemptId' = a.id::text`),
     );
     const times = new Map<string, { relayMs: number; queueMs: number }>();
     for (const row of rows) {
-      if (row.dispatched_at === null || row.started_on === null) continue;
+      if (row.started_on === null) continue;
       times.set(row.id, {
         relayMs: row.dispatched_at.getTime() - row.created_at.getTime(),
         queueMs: row.started_on.getTime() - row.dispatched_at.getTime(),

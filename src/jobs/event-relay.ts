@@ -14,8 +14,8 @@ const BATCH = 500;
 const POLL_MS = 500;
 
 /**
- * Relays the outbox: each undispatched event becomes one pending delivery attempt (and its job) per endpoint that
- * wants it, and is marked dispatched, in one transaction, so an event is dispatched exactly once whatever is killed
+ * Relays the outbox: each event on the relay's queue becomes one pending delivery attempt (and its job) per endpoint
+ * that wants it, and leaves the queue, in one transaction, so an event is dispatched exactly once whatever is killed
  * when. The oldest events first, in batches; several processes relay side by side (the batch's rows are locked and
  * skipped by the others).
  */
@@ -75,7 +75,7 @@ export class EventRelay {
   async relayBatch(): Promise<number> {
     const dispatched = await this.#db.transaction().execute(async (tx) => {
       const now = new Date();
-      const events = await dispatchOldest(tx, BATCH, now);
+      const events = await dispatchOldest(tx, BATCH);
       if (events.length === 0) return [];
       const platformIds = [...new Set(events.filter((event) => event.endpoint_id === null).map((event) => event.platform_id))];
       const targeted = [...new Set(events.flatMap((event) => (event.endpoint_id === null ? [] : [event.endpoint_id])))];

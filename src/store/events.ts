@@ -14,7 +14,10 @@ export type NewEventRow = {
   createdAt: Date;
 };
 
-/** Inserts events in one statement (their data as one JSON parameter, read as json so that each keeps its key order). */
+/**
+ * Inserts events and their rows in the relay's queue in one statement (their data as one JSON parameter, read as json
+ * so that each keeps its key order).
+ */
 export async function insertEvents(db: Kysely<Schema>, events: readonly NewEventRow[]): Promise<void> {
   if (events.length === 0) return;
   const rows = JSON.stringify(
@@ -29,33 +32,42 @@ export async function insertEvents(db: Kysely<Schema>, events: readonly NewEvent
     })),
   );
   await sql`
-    insert into events (id, platform_id, platform_customer_id, type, data, endpoint_id, created_at)
-    select id, platform_id, platform_customer_id, type, data, endpoint_id, created_at
-    from json_to_recordset(${rows}::json) as event(
-      id text, platform_id uuid, platform_customer_id uuid, type text, data json, endpoint_id uuid, created_at timestamptz)`.execute(db);
+    with inserted as (
+      insert into events (id, platform_id, platform_customer_id, type, data, endpoint_id, created_at)
+      select id, platform_id, platform_customer_id, type, data, endpoint_id, created_at
+      from json_to_recordset(${rows}::json) as event(
+        id text, platform_id uuid, platform_customer_id uuid, type text, data json, endpoint_id uuid, created_at timestamptz)
+      returning seq, id, platform_id, type, endpoint_id, created_at
+    )
+    insert into event_queue (seq, event_id, platform_id, type, endpoint_id, created_at)
+    select seq, id, platform_id, type, endpoint_id, created_at from inserted`.execute(db);
 }
 
 /** An event as the relay routes it: who it is for and what it is, not its data. */
 export type DispatchedEvent = { id: string; platform_id: string; type: string; endpoint_id: string | null; created_at: Date };
 
 /**
- * Marks the oldest undispatched events dispatched at `at`, in one statement, and returns them oldest first. Events
- * another relay holds are skipped, so several processes relay side by side without dispatching an event twice; the
- * caller's transaction holds the rows until it schedules their deliveries and commits. Their data is not read: routing
- * needs only the type and the owner.
+ * Takes the oldest events off the relay's queue, in one statement, and returns them oldest first. Queue rows another
+ * relay holds are skipped, so several processes relay side by side without dispatching an event twice; the caller's
+ * transaction holds them until it schedules their deliveries and commits, and a rollback puts them back. The events'
+ * rows are not touched: routing needs only the type and the owner, which the queue carries.
  */
-export async function dispatchOldest(db: Kysely<Schema>, limit: number, at: Date): Promise<DispatchedEvent[]> {
+export async function dispatchOldest(db: Kysely<Schema>, limit: number): Promise<DispatchedEvent[]> {
   const { rows } = await sql<DispatchedEvent & { seq: number }>`
-    update events set dispatched_at = ${at}
-    where id in (select id from events where dispatched_at is null order by seq limit ${limit} for update skip locked)
-    returning seq, id, platform_id, type, endpoint_id, created_at`.execute(db);
+    delete from event_queue
+    where seq in (select seq from event_queue order by seq limit ${limit} for update skip locked)
+    returning seq, event_id as id, platform_id, type, endpoint_id, created_at`.execute(db);
   return rows.sort((a, b) => a.seq - b.seq);
 }
 
-/** Deletes up to `limit` events created before `before` (their delivery attempts go with them); returns how many. */
+/**
+ * Deletes up to `limit` events created before `before` (their delivery attempts go with them, and their queue rows if
+ * the relay has not dispatched them yet); returns how many.
+ */
 export async function purgeEventsBefore(db: Kysely<Schema>, before: Date, limit: number): Promise<number> {
   const { rows } = await sql<{ deleted: number }>`
     with doomed as (select id from events where created_at < ${before} order by created_at limit ${limit}),
+    unqueued as (delete from event_queue where event_id in (select id from doomed)),
     deleted as (delete from events where id in (select id from doomed) returning 1)
     select count(*)::int as deleted from deleted`.execute(db);
   return rows[0]?.deleted ?? 0;

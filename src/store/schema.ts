@@ -222,7 +222,15 @@ export type EventsTable = {
   data: Json<Record<string, unknown>>;
   endpoint_id: string | null;
   created_at: Timestamp;
-  dispatched_at: Date | null;
+};
+
+export type EventQueueTable = {
+  seq: number;
+  event_id: string;
+  platform_id: string;
+  type: string;
+  endpoint_id: string | null;
+  created_at: Timestamp;
 };
 
 export type EventDayCountsTable = {
@@ -463,6 +471,7 @@ export type Schema = {
   idempotency_keys: IdempotencyKeysTable;
   installation_settings: InstallationSettingsTable;
   events: EventsTable;
+  event_queue: EventQueueTable;
   event_day_counts: EventDayCountsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_attempts: WebhookAttemptsTable;

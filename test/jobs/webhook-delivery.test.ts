@@ -3,6 +3,7 @@ import { SYSTEM_SOURCE } from '../../src/services/audit.ts';
 import { randomUUID } from 'node:crypto';
 import dns from 'node:dns';
 import { mock, test, type TestContext } from 'node:test';
+import { sql } from 'kysely';
 import { PgBoss } from 'pg-boss';
 import { newWebhookSecret } from '../../src/domain/webhook-signature.ts';
 import { CredentialsVault } from '../../src/services/credentials-vault.ts';
@@ -100,10 +101,9 @@ async function waitUntilDispatched(h: Harness, platformId: string, timeoutMs = 3
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const row = await h.database.db
-      .selectFrom('events')
+      .selectFrom('event_queue')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('platform_id', '=', platformId)
-      .where('dispatched_at', 'is', null)
       .executeTakeFirstOrThrow();
     if (Number(row.n) === 0) return;
     if (Date.now() > deadline) assert.fail(`${row.n} events of ${platformId} still undispatched after ${timeoutMs} ms`);
@@ -149,6 +149,24 @@ describeEachBackend(
       // machine (load average 14 on 2 cores) a correct service took 16 s here, with pauses of 700 ms.
       t.diagnostic(`${count} events at one endpoint delivered in ${tookMs} ms; the longest pause between two deliveries was ${Math.max(...pauses)} ms`);
       assert.equal(received.length, count, 'each event delivered once: the receiver answered every attempt at once');
+    });
+
+    test('relaying leaves the events as they were written and empties its queue (no row of an event is rewritten)', async (t) => {
+      const platform = await freshPlatform(h);
+      const api = as(h, platform);
+      const hooks = await receiver(t);
+      await createEndpoint(api, hooks.url(), ['ebrc.generated']);
+      const events: NewEvent[] = Array.from({ length: 20 }, (_, n) => ({ platformId: platform.id, platformCustomerId: null, type: 'ebrc.generated', data: { n } }));
+      await h.database.db.transaction().execute((tx) => new EventOutbox().record(tx, events));
+      // xmin is the transaction that wrote a row's version: an update of the row would change it.
+      const versions = async () => (await sql<{ id: string; version: string }>`
+        select id, xmin::text as version from events where platform_id = ${platform.id} order by id`.execute(h.database.db)).rows;
+      const written = await versions();
+      assert.equal(written.length, 20);
+      h.service.relay.wake();
+      await hooks.waitFor(() => hooks.webhookIds().size === 20, 60_000, '20 distinct events');
+      await waitUntilDispatched(h, platform.id);
+      assert.deepEqual(await versions(), written, 'every event row is the version its change wrote');
     });
 
     test('the service stalled past the delivery timeout with a backlog in flight (a loaded machine) sends no event twice', async (t) => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase } from '../../src/store/database.ts';
-import { readMigrations } from '../../src/store/migrate.ts';
+import { migrate, readMigrations } from '../../src/store/migrate.ts';
 import { gatewayEnv, NO_AUTHORITY, ROOT, startGateway, stopGateway, waitUntilReady } from '../support/gateway.ts';
 import { backends, scratchDatabase } from '../support/harness.ts';
 import { runProgram, type Run } from '../support/run.ts';
@@ -101,5 +101,30 @@ for (const backend of backends()) {
       assert.match(run.stderr, /^the database has migration 9001_from_a_newer_version that this version of ebrc-gateway does not know/);
       assert.deepEqual(await appliedMigrations(scratch), [...readMigrations().map((m) => m.name), '9001_from_a_newer_version'].sort(), 'nothing was applied or removed');
     });
+  });
+
+  test(`[${backend}] migration 0027 puts the events not yet dispatched on the relay's queue, oldest first, and no other`, async () => {
+    const scratch = await scratchDatabase(backend, { empty: true });
+    const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
+    try {
+      const migrations = readMigrations();
+      await migrate(database, migrations.filter((migration) => migration.name < '0027'));
+      await database.scriptTransaction(async (run) => {
+        const [platform] = await run(`insert into platforms (id, name) values (gen_random_uuid(), 'Queue') returning id`);
+        await run(
+          `insert into events (id, platform_id, type, data, created_at, dispatched_at) values
+             ('evt_sent', $1, 'webhook.test', '{}', now() - interval '2 minutes', now()),
+             ('evt_older', $1, 'ebrc.generated', '{"n":1}', now() - interval '1 minute', null),
+             ('evt_newer', $1, 'ebrc.generated', '{"n":2}', now(), null)`,
+          [platform!.id],
+        );
+      });
+      await migrate(database, migrations);
+      const queued = await database.scriptTransaction((run) => run('select event_id, type from event_queue order by seq'));
+      assert.deepEqual(queued.map((row) => [row.event_id, row.type]), [['evt_older', 'ebrc.generated'], ['evt_newer', 'ebrc.generated']]);
+    } finally {
+      await database.close();
+      await scratch.drop();
+    }
   });
 }
