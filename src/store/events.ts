@@ -15,8 +15,8 @@ export type NewEventRow = {
 };
 
 /**
- * Inserts events and their rows in the relay's queue in one statement (their data as one JSON parameter, read as json
- * so that each keeps its key order).
+ * Inserts events in one statement (their data as one JSON parameter, read as json so that each keeps its key order).
+ * The statement's trigger queues them for the relay (migration 0027).
  */
 export async function insertEvents(db: Kysely<Schema>, events: readonly NewEventRow[]): Promise<void> {
   if (events.length === 0) return;
@@ -32,15 +32,10 @@ export async function insertEvents(db: Kysely<Schema>, events: readonly NewEvent
     })),
   );
   await sql`
-    with inserted as (
-      insert into events (id, platform_id, platform_customer_id, type, data, endpoint_id, created_at)
-      select id, platform_id, platform_customer_id, type, data, endpoint_id, created_at
-      from json_to_recordset(${rows}::json) as event(
-        id text, platform_id uuid, platform_customer_id uuid, type text, data json, endpoint_id uuid, created_at timestamptz)
-      returning seq, id, platform_id, type, endpoint_id, created_at
-    )
-    insert into event_queue (seq, event_id, platform_id, type, endpoint_id, created_at)
-    select seq, id, platform_id, type, endpoint_id, created_at from inserted`.execute(db);
+    insert into events (id, platform_id, platform_customer_id, type, data, endpoint_id, created_at)
+    select id, platform_id, platform_customer_id, type, data, endpoint_id, created_at
+    from json_to_recordset(${rows}::json) as event(
+      id text, platform_id uuid, platform_customer_id uuid, type text, data json, endpoint_id uuid, created_at timestamptz)`.execute(db);
 }
 
 /** An event as the relay routes it: who it is for and what it is, not its data. */

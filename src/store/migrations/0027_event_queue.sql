@@ -3,6 +3,11 @@
 -- `events_undispatched`: every mark was an update that wrote a new version of the event's row and a new entry in each
 -- of the table's six indexes, 999 of them for a 999-line request's eBRC events. An event is now written once; its queue
 -- row carries what routing needs (never the data) and is deleted by the relay's transaction that dispatches it.
+
+-- Writes wait for this migration: the backfill below must see every event, and a relay of the version before it must
+-- not mark an event while it is copied.
+lock table events in share row exclusive mode;
+
 create table event_queue (
   seq bigint primary key,
   event_id text not null,
@@ -11,6 +16,20 @@ create table event_queue (
   endpoint_id uuid,
   created_at timestamptz not null
 );
+
+-- Every event written is queued, by whichever version of the code wrote it: processes of the version before this one
+-- go on writing events until a deploy has replaced them. (Their relays fail from here on, `dispatched_at` being gone,
+-- and dispatch nothing twice; this version's relays take the queue.)
+create function events_enqueue() returns trigger language plpgsql as $$
+begin
+  insert into event_queue (seq, event_id, platform_id, type, endpoint_id, created_at)
+  select seq, id, platform_id, type, endpoint_id, created_at from queued_events;
+  return null;
+end;
+$$;
+
+create trigger events_queued after insert on events
+  referencing new table as queued_events for each statement execute function events_enqueue();
 
 insert into event_queue (seq, event_id, platform_id, type, endpoint_id, created_at)
 select seq, id, platform_id, type, endpoint_id, created_at from events where dispatched_at is null;
