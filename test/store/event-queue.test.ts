@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { sql } from 'kysely';
+import { newEventId } from '../../src/domain/events.ts';
 import { insertEvents, purgeEventsBefore, type NewEventRow } from '../../src/store/events.ts';
 import { describeEachBackend } from '../support/harness.ts';
 
@@ -9,7 +9,7 @@ const DAY_MS = 86_400_000;
 
 describeEachBackend('The relay queue of events', (h) => {
   test('an event inserted by any statement is queued, as an older process writes it during a deploy (its insert knows no queue)', async () => {
-    const id = `evt_${randomUUID().replaceAll('-', '')}`;
+    const id = newEventId();
     await h.database.db.transaction().execute(async (tx) => {
       await sql`insert into events (id, platform_id, type, data) values (${id}, ${h.platformA.id}::uuid, 'webhook.test', '{}')`.execute(tx);
       const queued = await tx.selectFrom('event_queue').select(['event_id', 'platform_id', 'type', 'endpoint_id']).where('event_id', '=', id).execute();
@@ -19,7 +19,7 @@ describeEachBackend('The relay queue of events', (h) => {
 
   test('an event past its retention that the relay never took is purged with its queue row; a newer one stays queued', async () => {
     const event = (createdAt: Date): NewEventRow => ({
-      id: `evt_${randomUUID().replaceAll('-', '')}`,
+      id: newEventId(),
       platformId: h.platformA.id,
       platformCustomerId: null,
       type: 'webhook.test',
