@@ -56,13 +56,12 @@ export async function dispatchOldest(db: Kysely<Schema>, limit: number): Promise
 }
 
 /**
- * Deletes up to `limit` events created before `before` (their delivery attempts go with them, and their queue rows if
- * the relay has not dispatched them yet); returns how many.
+ * Deletes up to `limit` events created before `before` (their delivery attempts go with them, and the table's trigger
+ * takes their queue rows if the relay has not dispatched them yet); returns how many.
  */
 export async function purgeEventsBefore(db: Kysely<Schema>, before: Date, limit: number): Promise<number> {
   const { rows } = await sql<{ deleted: number }>`
     with doomed as (select id from events where created_at < ${before} order by created_at limit ${limit}),
-    unqueued as (delete from event_queue where event_id in (select id from doomed)),
     deleted as (delete from events where id in (select id from doomed) returning 1)
     select count(*)::int as deleted from deleted`.execute(db);
   return rows[0]?.deleted ?? 0;

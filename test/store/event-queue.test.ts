@@ -17,6 +17,16 @@ describeEachBackend('The relay queue of events', (h) => {
     });
   });
 
+  test('an event deleted by any statement leaves the queue with it, as an older process purges it during a deploy', async () => {
+    const id = newEventId();
+    await h.database.db.transaction().execute(async (tx) => {
+      await sql`insert into events (id, platform_id, type, data) values (${id}, ${h.platformA.id}::uuid, 'webhook.test', '{}')`.execute(tx);
+      await sql`delete from events where id = ${id}`.execute(tx);
+      const queued = await tx.selectFrom('event_queue').select('event_id').where('event_id', '=', id).execute();
+      assert.deepEqual(queued, []);
+    });
+  });
+
   test('an event past its retention that the relay never took is purged with its queue row; a newer one stays queued', async () => {
     const event = (createdAt: Date): NewEventRow => ({
       id: newEventId(),

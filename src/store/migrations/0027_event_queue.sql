@@ -31,6 +31,18 @@ $$;
 create trigger events_queued after insert on events
   referencing new table as queued_events for each statement execute function events_enqueue();
 
+-- An event purged before any relay took it leaves the queue with it, whichever version purged it: a relay never routes
+-- an event that is gone (its attempts would reference no event).
+create function events_unqueue() returns trigger language plpgsql as $$
+begin
+  delete from event_queue where event_id in (select id from unqueued_events);
+  return null;
+end;
+$$;
+
+create trigger events_unqueued after delete on events
+  referencing old table as unqueued_events for each statement execute function events_unqueue();
+
 insert into event_queue (seq, event_id, platform_id, type, endpoint_id, created_at)
 select seq, id, platform_id, type, endpoint_id, created_at from events where dispatched_at is null;
 
