@@ -24,7 +24,7 @@ import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { ENVELOPE_PROFILES, EnvelopeError, isEnvelopeProfile, openRequest, readEnvelopeHeaders, sealResponse } from '../src/authority/protocol/envelope.ts';
+import { ENVELOPE_PROFILES, EnvelopeError, envelopeJson, isEnvelopeProfile, openRequest, readEnvelopeHeaders, sealResponse } from '../src/authority/protocol/envelope.ts';
 import type { EnvelopeHeaders, EnvelopeProfile } from '../src/authority/protocol/envelope.ts';
 import { AUTHORITY_ERROR_CODES } from '../src/authority/protocol/error-codes.ts';
 import type { AuthorityErrorCode } from '../src/authority/protocol/error-codes.ts';
@@ -205,7 +205,8 @@ export function buildSandboxServer(options: SandboxServerOptions): FastifyInstan
         if (outcome.kind === 'outage') return unavailable(reply);
         if (outcome.kind === 'hang') return hold(request, reply);
         if (outcome.kind === 'lose') return lose(request, reply);
-        return reply.send(await sealResponse(outcome.message, { profile, secret: opened.secret, authorityPrivateKey: credentials.authorityPrivateKey }));
+        const sealed = await sealResponse(outcome.message, { profile, secret: opened.secret, authorityPrivateKey: credentials.authorityPrivateKey });
+        return reply.type('application/json; charset=utf-8').send(envelopeJson(sealed));
       } catch (error) {
         return sendEnvelopeError(reply, error, profile);
       }

@@ -34,7 +34,7 @@ import { irmRefreshRoute } from './routes/irm/refresh.ts';
 import { platformCustomerRoutes } from './routes/platform-customers/index.ts';
 import { reportRoutes } from './routes/reports/index.ts';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints/index.ts';
-import { hasUnstorableText, unstorableText } from '../services/unstorable-text.ts';
+import { hasUnstorableText, jsonTextMayHoldUnstorableText, unstorableText } from '../services/unstorable-text.ts';
 import { compileRequestValidator } from '../services/validation.ts';
 import { EbrcSchema } from '../schemas/ebrcs.ts';
 import { EventSchema } from '../schemas/events.ts';
@@ -130,13 +130,22 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   // that are not would silently become U+FFFD, so the body is read as bytes and checked first, then parsed by Fastify's
   // own parser (which refuses __proto__ and constructor.prototype keys).
   app.removeContentTypeParser(['text/plain', 'application/json']);
-  // Large bodies the worker found storable (its check of every string): the hook below need not walk them again.
+  // Bodies known to be storable, from their text (no `\u` escape) or the worker's walk: the hook below does not walk them.
   const storableBodies = new WeakSet<object>();
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
-    if (isUtf8(body) && body.length >= OFF_THREAD_JSON_BYTES) {
+    if (!isUtf8(body)) {
+      return done(
+        new AppError('validation_failed', 'The body is not valid UTF-8; send JSON text in UTF-8.', {
+          errors: [{ path: '', code: 'invalid_encoding', message: 'The body is not valid UTF-8.' }],
+        }),
+        undefined,
+      );
+    }
+    const text = body.toString('utf8');
+    if (body.length >= OFF_THREAD_JSON_BYTES) {
       // Large bodies are parsed (and refused when absurd) in a worker thread: no request waits behind them.
-      void parseJsonOffThread(body.toString('utf8')).then((outcome) => {
+      void parseJsonOffThread(text).then((outcome) => {
         if ('value' in outcome) {
           if (outcome.storable && typeof outcome.value === 'object' && outcome.value !== null) storableBodies.add(outcome.value);
           return done(null, outcome.value);
@@ -151,13 +160,11 @@ export async function buildApp(options: AppOptions): Promise<Api> {
       });
       return;
     }
-    if (isUtf8(body)) return parseJson(request, body.toString('utf8'), done);
-    done(
-      new AppError('validation_failed', 'The body is not valid UTF-8; send JSON text in UTF-8.', {
-        errors: [{ path: '', code: 'invalid_encoding', message: 'The body is not valid UTF-8.' }],
-      }),
-      undefined,
-    );
+    if (jsonTextMayHoldUnstorableText(text)) return parseJson(request, text, done);
+    parseJson(request, text, (error, value) => {
+      if (typeof value === 'object' && value !== null) storableBodies.add(value);
+      done(error, value);
+    });
   });
   collectAuditedRoutes(app);
   app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema, httpPart));

@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { hasUnstorableText } from '../services/unstorable-text.ts';
+import { hasUnstorableText, jsonTextMayHoldUnstorableText } from '../services/unstorable-text.ts';
 import { checkParsedJson } from './json-limits.ts';
 
 // A worker thread's entry (./json-off-thread.ts starts it): parses large JSON bodies so the event loop never does.
@@ -14,5 +14,5 @@ parentPort!.on('message', ({ id, text }: { id: number; text: string }) => {
   const problem = checkParsedJson(value);
   if (problem !== null) parentPort!.postMessage({ id, failure: { kind: 'shape', ...problem } });
   // Whether its text can be stored as sent is checked here too, off the event loop (the check every request runs).
-  else parentPort!.postMessage({ id, value, storable: !hasUnstorableText(value) });
+  else parentPort!.postMessage({ id, value, storable: !jsonTextMayHoldUnstorableText(text) || !hasUnstorableText(value) });
 });

@@ -5,6 +5,15 @@ import type { FieldError } from '../errors.ts';
 // bodies with it.
 
 /**
+ * Whether JSON text, once parsed, may hold text that unstorableText would report. JSON refuses raw control characters,
+ * so a NUL can come only from a `\u` escape, and so can an unpaired surrogate when the text itself is well formed (as
+ * text decoded from UTF-8 always is). A body without `\u`, nearly every body, need not be walked after it is parsed.
+ */
+export function jsonTextMayHoldUnstorableText(text: string): boolean {
+  return text.includes('\\u') || !text.isWellFormed();
+}
+
+/**
  * Whether `value` holds any text that unstorableText would report: the cheap check every request runs, building no
  * paths. Iterative, like unstorableText: a body may nest thousands of levels deep.
  */

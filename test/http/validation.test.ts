@@ -7,7 +7,7 @@ import { EventListQuery } from '../../src/schemas/events.ts';
 import { PushBodySchema, RequestListQuery } from '../../src/schemas/genebrc-requests.ts';
 import { IrmRefreshQuery } from '../../src/schemas/irms.ts';
 import { CustomerListQuery } from '../../src/schemas/platform-customers.ts';
-import { hasUnstorableText, unstorableText } from '../../src/services/unstorable-text.ts';
+import { hasUnstorableText, jsonTextMayHoldUnstorableText, unstorableText } from '../../src/services/unstorable-text.ts';
 import { compileRequestValidator } from '../../src/services/validation.ts';
 import { OFF_THREAD_JSON_BYTES } from '../../src/http/json-off-thread.ts';
 import { backends, expectProblem, injectRaw, startHarness } from '../support/harness.ts';
@@ -29,6 +29,24 @@ describe('text the database cannot keep', () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+
+  test('JSON text that the check of its text passes holds no unstorable text once parsed, for any JSON value', () => {
+    let passed = 0;
+    fc.assert(
+      fc.property(json, (value) => {
+        const text = JSON.stringify(value);
+        if (jsonTextMayHoldUnstorableText(text)) return;
+        passed++;
+        assert.equal(hasUnstorableText(JSON.parse(text)), false, text);
+      }),
+      { numRuns: 2_000 },
+    );
+    assert.ok(passed > 100, `the text check passed ${passed} values: most JSON has no \\u escape`);
+    // Any escape may be one, and text that is not well formed (never decoded from UTF-8) is walked.
+    assert.equal(jsonTextMayHoldUnstorableText('{"a":"\\u0041"}'), true);
+    assert.equal(jsonTextMayHoldUnstorableText('{"a":"\uD800"}'), true);
+    assert.equal(jsonTextMayHoldUnstorableText('{"a":"Zürich ₹ 中文 😀"}'), false);
   });
 
   test('a body nested 100,000 levels deep is checked without overflowing the stack', () => {

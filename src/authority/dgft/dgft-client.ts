@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallOptions, IrmFetch, IrmQuery, PushMessage, RequestStatusAnswer } from '../authority.ts';
 import type { CredentialSet } from '../protocol/credentials.ts';
-import { EnvelopeError, openResponse, sealRequest } from '../protocol/envelope.ts';
+import { EnvelopeError, envelopeJson, openResponse, sealRequest } from '../protocol/envelope.ts';
 import { AUTHORITY_ERROR_CODES, isAuthorityErrorCode } from '../protocol/error-codes.ts';
 import type { AccessTokenRequest, EnvelopedMessages, EnvelopedOperation, OperationName } from '../protocol/messages.ts';
 import { HEADER_NAMES, JSON_CONTENT_TYPE, OPERATION_PATHS } from '../protocol/messages.ts';
@@ -76,7 +76,7 @@ export function createDgftClient(options: DgftClientOptions): DgftClient {
         client_secret: await sealClientSecret(credentials.clientSecret),
       };
       const headers = { [HEADER_NAMES.apiKey]: credentials.apiKey, [HEADER_NAMES.contentType]: JSON_CONTENT_TYPE };
-      const answer = await postJson(`${tokenBaseUrl}${OPERATION_PATHS.getAccessToken}`, headers, request, scope);
+      const answer = await postJson(`${tokenBaseUrl}${OPERATION_PATHS.getAccessToken}`, headers, JSON.stringify(request), scope);
       if (answer.status === 401) {
         const code = authorityCodeOf(answer.body);
         throw new WireFailure('credentials_invalid', 'getAccessToken', 'The authority refused the client id or secret (HTTP 401).', {
@@ -130,7 +130,7 @@ export function createDgftClient(options: DgftClientOptions): DgftClient {
       [HEADER_NAMES.apiKey]: credentials.apiKey,
       [HEADER_NAMES.contentType]: JSON_CONTENT_TYPE,
     };
-    const answer = await postJson(`${baseUrl}${OPERATION_PATHS[scope.operation]}`, headers, sealed.body, scope);
+    const answer = await postJson(`${baseUrl}${OPERATION_PATHS[scope.operation]}`, headers, envelopeJson(sealed.body), scope);
     if (answer.status === 401) return TOKEN_REFUSED;
     refuseUnlessAnswered(answer, scope, credentials);
     try {

@@ -61,14 +61,14 @@ function deadlinePassed(scope: CallScope): WireFailure {
 }
 
 /**
- * Posts `body` as JSON. Fails with TransientFailure when the connection fails or the attempt times out, and with
+ * Posts `json`, a body's JSON text. Fails with TransientFailure when the connection fails or the attempt times out, and with
  * WireFailure('timeout') once the call's deadline has passed; any HTTP answer is returned as it is.
  */
-export async function postJson(url: string, headers: Record<string, string>, body: object, scope: CallScope): Promise<HttpAnswer> {
+export async function postJson(url: string, headers: Record<string, string>, json: string, scope: CallScope): Promise<HttpAnswer> {
   const attemptSignal = AbortSignal.any([scope.signal, AbortSignal.timeout(scope.policy.attemptTimeoutMs)]);
   try {
     // A plain object keeps the header names' case on the wire.
-    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: attemptSignal });
+    const response = await fetch(url, { method: 'POST', headers, body: json, signal: attemptSignal });
     const text = await response.text();
     return { status: response.status, body: parseJsonOrUndefined(text), retryAfterMs: retryAfterMs(response.headers.get('retry-after')) };
   } catch (error) {

@@ -17,6 +17,7 @@ import type { KeyObject } from 'node:crypto';
 import {
   ENVELOPE_PROFILES,
   EnvelopeError,
+  envelopeJson,
   openRequest,
   openResponse,
   readEnvelopeHeaders,
@@ -135,12 +136,14 @@ for (const profile of ENVELOPE_PROFILES) {
   describe(`envelope, profile ${profile}`, () => {
     test('a request and its answer make the round trip', async () => {
       const sealed = await sealRequest(REQUEST, callerKeys(profile));
-      const opened = await openRequest({ rawBody: JSON.stringify(sealed.body), secretVal: sealed.secretVal, ...authorityKeys(profile) });
+      assert.equal(envelopeJson(sealed.body), JSON.stringify(sealed.body), 'the body is sent as the JSON text JSON.stringify gives');
+      const opened = await openRequest({ rawBody: envelopeJson(sealed.body), secretVal: sealed.secretVal, ...authorityKeys(profile) });
       assert.deepEqual(opened.message, REQUEST);
       assert.equal(opened.secret, sealed.secret);
 
       const answer = await sealResponse(ANSWER, { profile, secret: opened.secret, authorityPrivateKey: authority.privateKey });
-      const read = await openResponse(answer, { profile, secret: sealed.secret, authorityPublicKey: authority.publicKey });
+      assert.equal(envelopeJson(answer), JSON.stringify(answer));
+      const read = await openResponse(JSON.parse(envelopeJson(answer)), { profile, secret: sealed.secret, authorityPublicKey: authority.publicKey });
       assert.deepEqual(read, ANSWER);
     });
 
