@@ -74,7 +74,16 @@ function snapshotOf(row: irmStore.IrmForPush): IrmSnapshot {
   };
 }
 
-function storedLine(line: Line, index: number, irms: ReadonlyMap<string, irmStore.IrmForPush>, reserved: boolean, status: LineStatus, errors: ErrorDetail[]): store.NewLine {
+/** `payload`: the line as the authority is sent it (lineToWire), which the list shows as pushed. */
+function storedLine(
+  line: Line,
+  payload: Record<string, unknown>,
+  index: number,
+  irms: ReadonlyMap<string, irmStore.IrmForPush>,
+  reserved: boolean,
+  status: LineStatus,
+  errors: ErrorDetail[],
+): store.NewLine {
   return {
     lineIndex: index,
     serialNo: line.serialNo,
@@ -83,7 +92,7 @@ function storedLine(line: Line, index: number, irms: ReadonlyMap<string, irmStor
     sbCumInvoiceNumber: line.sbCumInvoiceNumber,
     mappedAmount: formatCents(line.mappedIRMAmountFCC),
     reserved,
-    payload: lineToWire(line),
+    payload,
     status,
     errorDetails: errors,
   };
@@ -132,13 +141,14 @@ export class PushService {
       if (ruleErrors.some((detail) => REFRESHING_CODES.has(detail.code))) await this.#refreshAfterRefusal(customer);
       return ack;
     }
+    const wireLines = lines.map(lineToWire);
     try {
-      await this.#reserveAndOpen(request, lines, irms, link);
+      await this.#reserveAndOpen(request, lines, wireLines, irms, link);
     } catch (error) {
       if (!(error instanceof LostReservationRace)) throw error;
       return refused(await this.#raceErrors(customer, lines, error.irmNumber));
     }
-    return this.#send(customer, request, lines.map(lineToWire));
+    return this.#send(customer, request, wireLines);
   }
 
   /**
@@ -238,7 +248,8 @@ export class PushService {
     link: CommitLink | undefined,
   ): Promise<PushAck> {
     const perSerial = (serialNo: number) => errors.filter((detail) => detail.serialNo === serialNo);
-    await this.#lifecycle.refuse(request, lines.map((line, index) => storedLine(line, index, irms, false, 'FAILED', perSerial(line.serialNo))), errors, link);
+    const stored = lines.map((line, index) => storedLine(line, lineToWire(line), index, irms, false, 'FAILED', perSerial(line.serialNo)));
+    await this.#lifecycle.refuse(request, stored, errors, link);
     return { authorityAckId: null, requestId: request.requestId, ackStatus: 'Failed', recordResCount: request.recordResCount, errorDetails: errors };
   }
 
@@ -246,9 +257,19 @@ export class PushService {
    * Reserves every IRM's mapped total and opens the request, in one transaction: either all of it happens or none.
    * An IRM whose available amount moved since the checks (a concurrent push) loses the race.
    */
-  async #reserveAndOpen(request: RequestToStore, lines: readonly Line[], irms: ReadonlyMap<string, irmStore.IrmForPush>, link: CommitLink | undefined): Promise<void> {
+  async #reserveAndOpen(
+    request: RequestToStore,
+    lines: readonly Line[],
+    wireLines: readonly Record<string, unknown>[],
+    irms: ReadonlyMap<string, irmStore.IrmForPush>,
+    link: CommitLink | undefined,
+  ): Promise<void> {
     const perIrm = new Map<string, Cents[]>();
-    for (const line of lines) perIrm.set(line.irmNumber, [...(perIrm.get(line.irmNumber) ?? []), line.mappedIRMAmountFCC]);
+    for (const line of lines) {
+      const amounts = perIrm.get(line.irmNumber);
+      if (amounts === undefined) perIrm.set(line.irmNumber, [line.mappedIRMAmountFCC]);
+      else amounts.push(line.mappedIRMAmountFCC);
+    }
     const reservations = [...perIrm.entries()].map(([irmNumber, amounts]) => {
       const irm = irms.get(irmNumber)!;
       return { irmId: irm.id, irmNumber, expectedAvailable: irm.irm_available_amt, amount: formatCents(sumCents(amounts)) };
@@ -257,7 +278,7 @@ export class PushService {
       const reserved = await store.reserveIrmAmounts(tx, reservations);
       const lost = reservations.find((reservation) => !reserved.has(reservation.irmId));
       if (lost) throw new LostReservationRace(lost.irmNumber);
-      await this.#lifecycle.open(tx, request, lines.map((line, index) => storedLine(line, index, irms, true, 'PENDING', [])));
+      await this.#lifecycle.open(tx, request, lines.map((line, index) => storedLine(line, wireLines[index]!, index, irms, true, 'PENDING', [])));
       await link?.(tx, request.id);
     });
   }
