@@ -6,7 +6,7 @@
  * customers (bench/lib/seed.ts), starts the service as `npm start` does plus `--cpu-prof`, verifies the four push
  * customers through the API, pushes for N seconds (default 15) at N connections (default 4) with autocannon, and stops
  * the service. Prints the lines acknowledged, the CPU per acknowledged line of the service and of its database sessions
- * (from /proc, as `npm run bench` measures it), and the profile's self time by function and by module. The profile
+ * (from /proc, as `npm run bench` measures it), the service's peak RSS over the pushes, and the profile's self time by function and by module. The profile
  * itself stays in bench/tmp/profile/ for Chromium's DevTools.
  */
 import { randomBytes } from 'node:crypto';
@@ -19,7 +19,7 @@ import type { CredentialSet } from '../src/authority/protocol/credentials.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { allIrms, ApiClient, createVerifiedCustomer, type ApiIrm } from './lib/api.ts';
 import { load } from './lib/load.ts';
-import { CpuMeter, freePort, startServer, type Server } from './lib/processes.ts';
+import { CpuMeter, RssSampler, freePort, startServer, type Server } from './lib/processes.ts';
 import { formatCount, log } from './lib/progress.ts';
 import { BENCH_SERVICE_ENV } from './lib/start-script.ts';
 import { IrmPool } from './lib/pushes.ts';
@@ -139,12 +139,16 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     await pool.recover(api);
     pool.resetOutcomes();
+    const rss = new RssSampler(service.pid);
     await cpu.start();
+    rss.start();
     const measured = await load({ ...pushOptions, seconds: SECONDS });
     const shares = await cpu.stop();
+    const peakRssBytes = rss.stop();
     const lines = pool.outcomes.validated * PUSH_LINES;
     log(`${pool.outcomes.validated} pushes Validated (${formatCount(lines)} lines, ${(lines / SECONDS).toFixed(0)} lines/s), failed ${pool.outcomes.failed} ${JSON.stringify(pool.outcomes.failureCodes)}, other ${pool.outcomes.other}; p50 ${measured.p50.toFixed(0)} ms`);
     for (const [group, seconds] of Object.entries(shares.groupSeconds)) log(`  ${group}: ${seconds.toFixed(2)} s CPU, ${((seconds * 1e6) / Math.max(1, lines)).toFixed(1)} µs per acknowledged line`);
+    log(`  the service's peak RSS: ${(peakRssBytes / 1024 ** 2).toFixed(0)} MB`);
     await service.stop();
     servers.pop();
     // The main thread's profile (thread 0); the JSON parse worker writes its own.
