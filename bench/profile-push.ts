@@ -6,8 +6,8 @@
  * customers (bench/lib/seed.ts), starts the service as `npm start` does plus `--cpu-prof`, verifies the four push
  * customers through the API, pushes for N seconds (default 15) at N connections (default 4) with autocannon, and stops
  * the service. Prints the lines acknowledged, the CPU per acknowledged line of the service and of its database sessions
- * (from /proc, as `npm run bench` measures it), the service's peak RSS over the pushes, and the profile's self time by function and by module. The profile
- * itself stays in bench/tmp/profile/ for Chromium's DevTools.
+ * (from /proc, as `npm run bench` measures it), the service's peak RSS over the pushes, and the profile's self time by
+ * function and by module. The profile itself stays in bench/tmp/profile/ for Chromium's DevTools.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';

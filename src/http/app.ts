@@ -130,7 +130,7 @@ export async function buildApp(options: AppOptions): Promise<Api> {
   // that are not would silently become U+FFFD, so the body is read as bytes and checked first, then parsed by Fastify's
   // own parser (which refuses __proto__ and constructor.prototype keys).
   app.removeContentTypeParser(['text/plain', 'application/json']);
-  // Bodies known to be storable, from their text (no `\u` escape) or the worker's walk: the hook below does not walk them.
+  // Bodies known to be storable (their text has no `\u` escape, or the worker walked them): the hook below skips them.
   const storableBodies = new WeakSet<object>();
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {

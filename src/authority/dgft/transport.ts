@@ -61,8 +61,8 @@ function deadlinePassed(scope: CallScope): WireFailure {
 }
 
 /**
- * Posts `json`, a body's JSON text. Fails with TransientFailure when the connection fails or the attempt times out, and with
- * WireFailure('timeout') once the call's deadline has passed; any HTTP answer is returned as it is.
+ * Posts `json`, a body's JSON text. Fails with TransientFailure when the connection fails or the attempt times out,
+ * and with WireFailure('timeout') once the call's deadline has passed; any HTTP answer is returned as it is.
  */
 export async function postJson(url: string, headers: Record<string, string>, json: string, scope: CallScope): Promise<HttpAnswer> {
   const attemptSignal = AbortSignal.any([scope.signal, AbortSignal.timeout(scope.policy.attemptTimeoutMs)]);
