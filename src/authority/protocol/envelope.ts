@@ -223,10 +223,8 @@ async function encryptText(profile: EnvelopeProfile, secret: string, text: Buffe
   const key = await deriveKey(profile, secret, salt);
   const iv = profile === 'spec-sha256' ? key.subarray(0, IV_LENGTH) : randomBytes(IV_LENGTH);
   const cipher = createCipheriv(CIPHER, key, iv, { authTagLength: TAG_LENGTH });
-  // In this order: the tag is there only once the cipher is final.
-  const parts = [iv, salt, cipher.update(text), cipher.final()];
-  parts.push(cipher.getAuthTag());
-  return Buffer.concat(parts).toString('base64');
+  // The elements are evaluated in order: the tag is there only once the cipher is final.
+  return Buffer.concat([iv, salt, cipher.update(text), cipher.final(), cipher.getAuthTag()]).toString('base64');
 }
 
 async function decryptData(profile: EnvelopeProfile, secret: string, data: string): Promise<Buffer> {

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { recordAudit, type AuditSource } from '../audit.ts';
 import type { Static } from 'typebox';
 import { AuthorityError } from '../../authority/authority.ts';
-import { formatCents, parseDecimalString, sumCents, type Cents } from '../../domain/money.ts';
+import { formatCents, parseDecimalString, sumCents } from '../../domain/money.ts';
 import { lineToWire, normaliseLines, type Line, type RawLine } from '../../domain/push-line.ts';
 import { CANCELLED_AT_AUTHORITY } from '../../domain/irm-status.ts';
 import { checkPushRules, type ErrorDetail, type IrmSnapshot } from '../../domain/push-rules.ts';
@@ -264,15 +264,10 @@ export class PushService {
     irms: ReadonlyMap<string, irmStore.IrmForPush>,
     link: CommitLink | undefined,
   ): Promise<void> {
-    const perIrm = new Map<string, Cents[]>();
-    for (const line of lines) {
-      const amounts = perIrm.get(line.irmNumber);
-      if (amounts === undefined) perIrm.set(line.irmNumber, [line.mappedIRMAmountFCC]);
-      else amounts.push(line.mappedIRMAmountFCC);
-    }
-    const reservations = [...perIrm.entries()].map(([irmNumber, amounts]) => {
+    const reservations = [...Map.groupBy(lines, (line) => line.irmNumber)].map(([irmNumber, irmLines]) => {
       const irm = irms.get(irmNumber)!;
-      return { irmId: irm.id, irmNumber, expectedAvailable: irm.irm_available_amt, amount: formatCents(sumCents(amounts)) };
+      const amount = sumCents(irmLines.map((line) => line.mappedIRMAmountFCC));
+      return { irmId: irm.id, irmNumber, expectedAvailable: irm.irm_available_amt, amount: formatCents(amount) };
     });
     await this.#context.db.transaction().execute(async (tx) => {
       const reserved = await store.reserveIrmAmounts(tx, reservations);
