@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { storableText } from '../domain/storable-text.ts';
 import { anyText } from './lists.ts';
+import { PUSHED_LINE } from './requests.ts';
 import type { EbrcsTable, Schema } from './schema.ts';
 import { pageRows } from './paging.ts';
 
@@ -85,7 +86,7 @@ export async function findLocalEbrc(db: Kysely<Schema>, customerId: string, ebrc
       'request.created_at as request_created_at',
       'request.processed_at as request_processed_at',
       'line.serial_no',
-      'line.payload',
+      PUSHED_LINE.as('payload'),
     ])
     .where('line.ebrc_number', '=', ebrcNumber)
     .executeTakeFirst();

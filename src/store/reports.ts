@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { PUSHED_LINE } from './requests.ts';
 import type { Schema } from './schema.ts';
 
 /** One eBRC of a customer's register, with the request line and the IRM the report shows beside it. */
@@ -101,7 +102,7 @@ function registered(db: Kysely<Schema>, customerId: string) {
       'ebrc.status',
       'ebrc.source',
       'ebrc.request_id',
-      'line.payload as line',
+      PUSHED_LINE.as('line'),
       'irm.irm_issue_date',
       'irm.ifsc_code',
       'irm.remittance_ad_code',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { test } from 'node:test';
+import { NULL_WIRE_LINE } from '../../src/domain/push-line.ts';
 import { describeEachBackend, expectProblem } from '../support/harness.ts';
 import { lineFor, usableIrms, verifiedCustomer } from '../support/workflow.ts';
 
@@ -127,6 +128,19 @@ describeEachBackend('eBRC workflow', (h) => {
     assert.equal(listed.body[0].ebrcBulkGenDtos.length, 2);
     assert.equal(listed.body[0].ebrcBulkGenStatusList.length, 2);
     assert.deepEqual(listed.body[0].errorDetails, { errors: [] });
+
+    // A stored line leaves out its null fields; the list gives every field of the 2.4 shape, those not sent as null.
+    const dto = listed.body[0].ebrcBulkGenDtos[0];
+    assert.deepEqual(Object.keys(dto).sort(), Object.keys(NULL_WIRE_LINE).sort());
+    assert.deepEqual([dto.isVostro, dto.vostroType, dto.commissionValDeduct, dto.gstinInvoiceDate], ['N', null, null, null]);
+    assert.equal(dto.mappedIRMAmountFCC, mapA);
+    const storedLine = await h.database.db.selectFrom('genebrc_request_lines as line')
+      .innerJoin('genebrc_requests as request', 'request.id', 'line.request_id')
+      .select('line.payload')
+      .where('request.request_id', '=', ack.body.requestId).where('line.serial_no', '=', 1)
+      .executeTakeFirstOrThrow();
+    assert.equal('vostroType' in storedLine.payload, false);
+    assert.equal(storedLine.payload.isVostro, 'N');
   });
 
   test('a second push on the same IRM with the old available amount is refused with ERR23', async () => {

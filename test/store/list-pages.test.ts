@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import type { AuthorityIrm } from '../../src/authority/authority.ts';
+import { NULL_WIRE_LINE } from '../../src/domain/push-line.ts';
 import { insertCustomer, listCustomers } from '../../src/store/customers.ts';
 import { listIrms, insertIrms } from '../../src/store/irms.ts';
 import { insertPlatform, listPlatformsPage } from '../../src/store/platforms.ts';
@@ -322,7 +323,7 @@ describeEachBackend('List pages', (h) => {
         sbCumInvoiceNumber: `${1000000 + index}`,
         mappedAmount: '10.50',
         reserved: false,
-        payload: { serialNo: 10 - index, irmNumber: `IRLINES${n}${index}`, note: 'a "quoted" \\ text\n', nothing: null, amount: 10.5 },
+        payload: { serialNo: 10 - index, irmNumber: `IRLINES${n}${index}`, note: 'a "quoted" \\ text\n', nothing: null, amount: 10.5, isVostro: null, sacCode1: null },
         status: 'PENDING',
         errorDetails: index === 1 ? [{ serialNo: 9, field: 'billNo', code: 'ERR40', message: 'Not found.' }] : [],
       }));
@@ -333,7 +334,8 @@ describeEachBackend('List pages', (h) => {
       );
     }
     await applyLineResults(db, ids[2]!, [{ serialNo: 10, status: 'GENERATED', ebrcNumber: 'EBRC202611220000000001', ebrcDate: '2026-11-22', errorDetails: [] }]);
-    // The lines as stored, row by row: what a page's lines must equal.
+    // The lines as stored, row by row: what a page's lines must equal, once the fields of the 2.4 shape left out as
+    // null are given back. A null of another field is kept.
     const stored = await db
       .selectFrom('genebrc_request_lines')
       .selectAll()
@@ -341,6 +343,7 @@ describeEachBackend('List pages', (h) => {
       .orderBy('request_id')
       .orderBy('line_index')
       .execute();
+    assert.deepEqual(stored[0]!.payload, { serialNo: 10, irmNumber: stored[0]!.irm_number, note: 'a "quoted" \\ text\n', nothing: null, amount: 10.5 });
     const asListed = (requestId: string) =>
       stored
         .filter((line) => line.request_id === requestId)
@@ -352,7 +355,7 @@ describeEachBackend('List pages', (h) => {
           ebrcNumber: line.ebrc_number,
           ebrcDate: line.ebrc_date,
           errorDetails: line.error_details,
-          payload: line.payload,
+          payload: { ...NULL_WIRE_LINE, ...line.payload },
         }));
     for (const offset of [0, 1, 2]) {
       const { rows } = await listRequests(db, { customerId, offset, limit: 1, lineBudget: 2_000 });
