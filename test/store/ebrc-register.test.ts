@@ -29,6 +29,23 @@ describeEachBackend('The eBRC register store', (h) => {
     return { platformId: h.platformA.id, customerId: id };
   };
 
+  test('a batch whose customer is missing, or is another platform’s, is refused whole: nothing of it is stored', async () => {
+    const owner = await newCustomer();
+    const batch = (prefix: string) => [ebrc(`${prefix}1`), ebrc(`${prefix}2`)];
+    for (const [label, wrongOwner] of [
+      ['a customer that does not exist', { platformId: h.platformA.id, customerId: randomUUID() }],
+      ['the customer under another platform', { platformId: h.platformB.id, customerId: owner.customerId }],
+      ['a platform that does not exist', { platformId: randomUUID(), customerId: owner.customerId }],
+    ] as const) {
+      const prefix = `EBRCOWNER${randomUUID().slice(0, 8)}`;
+      await assert.rejects(insertRegistered(h.database.db, wrongOwner, batch(prefix)), (error: { code?: string }) => error.code === '23503', label);
+      const stored = await h.database.db.selectFrom('ebrcs').select('id').where('ebrc_number', 'like', `${prefix}%`).execute();
+      assert.deepEqual(stored, [], label);
+    }
+    const prefix = `EBRCOWNER${randomUUID().slice(0, 8)}`;
+    assert.equal((await insertRegistered(h.database.db, owner, batch(prefix))).length, 2, 'the right owner’s batch is stored');
+  });
+
   test('a batch is written in one statement and returned in the order given, amounts exact; an existing eBRC is kept or claimed', async () => {
     const owner = await newCustomer();
     const numbers = Array.from({ length: 50 }, (_, index) => `EBRC${String(50 - index).padStart(16, '0')}`);
