@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { storableText } from '../domain/storable-text.ts';
 import { anyText } from './lists.ts';
-import { PUSHED_LINE } from './requests.ts';
+import { asPushed } from './requests.ts';
 import type { EbrcsTable, Schema } from './schema.ts';
 import { pageRows } from './paging.ts';
 
@@ -78,7 +78,7 @@ export async function ebrcsOfRequest(db: Kysely<Schema>, requestId: string): Pro
 
 /** One of the customer's eBRCs generated through this service, with its request and line. */
 export async function findLocalEbrc(db: Kysely<Schema>, customerId: string, ebrcNumber: string): Promise<LocalEbrcDetail | undefined> {
-  return generatedLines(db, { customerId })
+  const found = await generatedLines(db, { customerId })
     .select([
       'request.status as request_status',
       'request.authority_ack_id',
@@ -86,10 +86,11 @@ export async function findLocalEbrc(db: Kysely<Schema>, customerId: string, ebrc
       'request.created_at as request_created_at',
       'request.processed_at as request_processed_at',
       'line.serial_no',
-      PUSHED_LINE.as('payload'),
+      'line.payload',
     ])
     .where('line.ebrc_number', '=', ebrcNumber)
     .executeTakeFirst();
+  return found === undefined ? undefined : { ...found, payload: asPushed(found.payload) };
 }
 
 export async function findEbrcIrm(db: Kysely<Schema>, customerId: string, irmNumber: string): Promise<EbrcIrmRow | undefined> {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { PUSHED_LINE } from './requests.ts';
+import { asPushed } from './requests.ts';
 import type { Schema } from './schema.ts';
 
 /** One eBRC of a customer's register, with the request line and the IRM the report shows beside it. */
@@ -67,7 +67,7 @@ export async function* registerInListOrder(
         .where((eb) => eb.or([eb('ebrc.ebrc_date', '<', date), eb('ebrc.ebrc_number', '>', number)]));
     }
     const batch = await query.orderBy('ebrc.ebrc_date', 'desc').orderBy('ebrc.ebrc_number', 'asc').limit(batchSize).execute();
-    yield* batch;
+    for (const row of batch) yield { ...row, line: row.line === null ? null : asPushed(row.line) };
     if (batch.length < batchSize) return;
     const last = batch[batch.length - 1]!;
     after = { date: last.ebrc_date, number: last.ebrc_number };
@@ -102,7 +102,7 @@ function registered(db: Kysely<Schema>, customerId: string) {
       'ebrc.status',
       'ebrc.source',
       'ebrc.request_id',
-      PUSHED_LINE.as('line'),
+      'line.payload as line',
       'irm.irm_issue_date',
       'irm.ifsc_code',
       'irm.remittance_ad_code',

@@ -78,7 +78,7 @@ export async function insertRequest(db: Kysely<Schema>, request: NewRequest, lin
 }
 
 /**
- * A payload as stored: without the null fields of the 2.4 shape, which a read gives back (PUSHED_LINE). A goods line's
+ * A payload as stored: without the null fields of the 2.4 shape, which a read gives back (asPushed). A goods line's
  * nulls, keys included, were about 40% of its stored bytes, and the lines' insert is the largest statement of a push.
  */
 function withoutNulls(payload: Record<string, unknown>): Record<string, unknown> {
@@ -90,10 +90,19 @@ function withoutNulls(payload: Record<string, unknown>): Record<string, unknown>
 }
 
 /**
- * A line's payload as pushed (the alias `line` a genebrc_request_lines row): what is stored laid over a line of every
- * field null, so every field of the 2.4 shape is there again, with jsonb's order of keys as before.
+ * A stored payload as pushed: the null fields of the 2.4 shape that it leaves out given back, in the shape's order of
+ * fields (then any other field it has). Lines stored before 2026-12-03 kept their nulls and read the same. Given back
+ * here rather than in SQL: a jsonb `||` a line cost the database 40 µs, 40 ms for a 999-line request's lines. A query of
+ * one field reads it with `->>`, which gives NULL for a missing key as for a null.
  */
-export const PUSHED_LINE = sql<Record<string, unknown>>`(${sql.lit(JSON.stringify(NULL_WIRE_LINE))}::jsonb || line.payload)`;
+export function asPushed(stored: Record<string, unknown>): Record<string, unknown> {
+  return { ...NULL_WIRE_LINE, ...stored };
+}
+
+function withPushedPayloads<Row extends { lines: ListedLine[] | null }>(rows: Row[]): Row[] {
+  for (const row of rows) for (const line of row.lines ?? []) line.payload = asPushed(line.payload);
+  return rows;
+}
 
 export type Reservation = { irmId: string; expectedAvailable: string; amount: string };
 
@@ -264,7 +273,7 @@ const LINE_STATE_FIELDS = sql`
  * second round trip. Dates in JSON are always YYYY-MM-DD, as the date columns are read.
  */
 const LINES = sql<ListedLine[]>`(
-  select coalesce(json_agg(json_build_object(${LINE_STATE_FIELDS}, 'payload', ${PUSHED_LINE}) order by line.line_index), '[]')
+  select coalesce(json_agg(json_build_object(${LINE_STATE_FIELDS}, 'payload', line.payload) order by line.line_index), '[]')
   from genebrc_request_lines line where line.request_id = genebrc_requests.id)`;
 
 /** LINES without the payloads: a 999-line request's payloads are about 1 MB that a status view does not show. */
@@ -286,7 +295,7 @@ export async function findRequestOfCustomer(db: Kysely<Schema>, customerId: stri
 /** One request's lines in line order, in the shape a page carries them. */
 export async function linesOfRequest(db: Kysely<Schema>, id: string): Promise<ListedLine[]> {
   const row = await db.selectFrom('genebrc_requests').select(LINES.as('lines')).where('id', '=', id).executeTakeFirst();
-  return row?.lines ?? [];
+  return row === undefined ? [] : withPushedPayloads([row])[0]!.lines;
 }
 
 /**
@@ -295,13 +304,13 @@ export async function linesOfRequest(db: Kysely<Schema>, id: string): Promise<Li
  */
 export async function requestsForPage(db: Kysely<Schema>, ids: readonly string[]): Promise<RecordOrLines[]> {
   if (ids.length === 0) return [];
-  return db
+  return withPushedPayloads(await db
     .selectFrom('genebrc_requests')
     .leftJoin('genebrc_request_records as stored', 'stored.request_id', 'genebrc_requests.id')
     .selectAll('genebrc_requests')
     .select(['stored.record', sql<ListedLine[] | null>`case when stored.record is null then ${LINES} end`.as('lines')])
     .where('genebrc_requests.id', 'in', ids)
-    .execute();
+    .execute());
 }
 
 /**
@@ -321,7 +330,7 @@ export async function storeRecords(db: Kysely<Schema>, records: readonly { id: s
 /** The requests of these ids with their lines, in no particular order. */
 export async function requestsWithLines(db: Kysely<Schema>, ids: readonly string[]): Promise<ListedRequest[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('genebrc_requests').selectAll().select(LINES.as('lines')).where('id', 'in', ids).execute();
+  return withPushedPayloads(await db.selectFrom('genebrc_requests').selectAll().select(LINES.as('lines')).where('id', 'in', ids).execute());
 }
 
 /** One request with its lines' states (no payloads). */
@@ -371,7 +380,7 @@ export async function listRequests(
       .select(['counted.line_count', record.as('record'), lines.as('lines')]);
   if (filter.requestId) {
     // requestId is unique: at most one row. Read it, and count it.
-    const rows = await withLineColumns(base).execute();
+    const rows = withPushedPayloads(await withLineColumns(base).execute());
     return { rows: rows.slice(filter.offset, filter.offset + filter.limit), total: rows.length };
   }
   const rowsOf = (window: PageWindow) => {
@@ -388,11 +397,12 @@ export async function listRequests(
       .orderBy('created_at', direction)
       .orderBy('genebrc_requests.id', direction);
   };
-  return readPage(db, filter, rowsOf, requestTotal(filter), {
+  const page = await readPage(db, filter, rowsOf, requestTotal(filter), {
     counts: requestDays(filter),
     months: filter.fromDate || filter.toDate ? undefined : requestMonths(filter),
     order: sql`order by page.created_at desc, page.id desc`,
   });
+  return { rows: withPushedPayloads(page.rows), total: page.total };
 }
 
 /** The customer's requests per UTC day of creation, with the status and dates given. */
