@@ -40,7 +40,7 @@ import { MailOutbox } from './services/mail/outbox.ts';
 import { DatabaseAvailability } from './store/availability.ts';
 import { openDatabase, type Database } from './store/database.ts';
 import { releaseAbandonedClaims } from './store/idempotency.ts';
-import { assertMigrated, migrate } from './store/migrate.ts';
+import { assertMigrated, migrate, MIGRATION_LOCK_WAITS } from './store/migrate.ts';
 
 const DEADLINE_BACKSTOP_MARGIN_MS = 250;
 
@@ -102,7 +102,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const boss = createBoss(database, log);
   let bossStarted = false;
   try {
-    if (config.migrateOnStart) await migrate(database);
+    if (config.migrateOnStart) {
+      await migrate(database, undefined, {
+        ...MIGRATION_LOCK_WAITS,
+        onRetry: (attempt, reason) => log.warn({ attempt }, `migrating: ${reason}; rolled back, trying again`),
+      });
+    }
     else await assertMigrated(database);
     // Keys a dead process held with nothing committed: on the embedded database they are free at once, not after a lease.
     if (database.kind === 'embedded') await releaseAbandonedClaims(database.db);

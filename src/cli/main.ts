@@ -26,7 +26,7 @@ import {
 import { openDatabase, type Database } from '../store/database.ts';
 import { DataDirLockedError } from '../store/data-dir-lock.ts';
 import { isUuid } from '../store/ids.ts';
-import { migrate, SchemaMismatchError } from '../store/migrate.ts';
+import { migrate, MIGRATION_LOCK_WAITS, SchemaMismatchError } from '../store/migrate.ts';
 import { migrateJobQueue } from '../jobs/boss.ts';
 import { restoreEmbedded, RestoreError } from '../store/embedded-backup.ts';
 
@@ -331,7 +331,10 @@ function databaseOperator(database: Database, ringIds: readonly string[]): Opera
   const db = database.db;
   return {
     async migrate() {
-      const applied = await migrate(database);
+      const applied = await migrate(database, undefined, {
+        ...MIGRATION_LOCK_WAITS,
+        onRetry: (attempt, reason) => process.stderr.write(`migrating: ${reason}; rolled back, trying again (attempt ${attempt})\n`),
+      });
       await migrateJobQueue(database);
       return { text: applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply; the database is up to date.', json: { applied } };
     },

@@ -37,13 +37,50 @@ function refuseUnknown(applied: Iterable<string>, migrations: Migration[]): void
   );
 }
 
+export type LockWaits = {
+  /** How long a migration's statement waits for a table's lock before the whole migration gives up and tries again. */
+  lockTimeoutMs: number;
+  attempts: number;
+  /** Called before each new attempt. */
+  onRetry?: (attempt: number, reason: string) => void;
+};
+
+export const MIGRATION_LOCK_WAITS: LockWaits = { lockTimeoutMs: 3_000, attempts: 20 };
+
+/** deadlock_detected, lock_not_available (lock_timeout). */
+const LOCK_CONFLICTS = new Set(['40P01', '55P03']);
+
 /**
  * Applies every migration not yet applied, in order, in one transaction; returns the names applied. Refuses
  * (SchemaMismatchError) a database that has a migration this version does not know.
+ *
+ * On PostgreSQL, processes of the version before go on serving while it runs. A migration that changes a table takes
+ * its strongest lock, and their transactions take locks in orders of their own: waiting long, it would hold their
+ * statements behind it, or deadlock with one (dropping a foreign key locks both tables). So a statement of the
+ * migration waits for a lock at most `lockTimeoutMs`; a migration that times out or is chosen as a deadlock's victim
+ * is rolled back whole and tried again after a pause, up to `attempts` times.
  */
-export async function migrate(database: Database, migrations = readMigrations()): Promise<string[]> {
+export async function migrate(database: Database, migrations = readMigrations(), lockWaits: LockWaits = MIGRATION_LOCK_WAITS): Promise<string[]> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await migrateOnce(database, migrations, lockWaits.lockTimeoutMs);
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (database.kind !== 'postgres' || typeof code !== 'string' || !LOCK_CONFLICTS.has(code) || attempt >= lockWaits.attempts) throw error;
+      const reason = code === '40P01' ? 'a deadlock with another transaction' : `a lock held over ${lockWaits.lockTimeoutMs} ms`;
+      lockWaits.onRetry?.(attempt + 1, reason);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(attempt, 10) * 200));
+    }
+  }
+}
+
+async function migrateOnce(database: Database, migrations: Migration[], lockTimeoutMs: number): Promise<string[]> {
   return database.scriptTransaction(async (run) => {
-    if (database.kind === 'postgres') await run('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    if (database.kind === 'postgres') {
+      await run('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      // After the advisory lock: another process's migration may rightly take longer than this.
+      await run(`set local lock_timeout = ${Math.round(lockTimeoutMs)}`);
+    }
     await run(`create table if not exists schema_migrations (
       name text primary key,
       applied_at timestamptz not null default now()

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import pg from 'pg';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase } from '../../src/store/database.ts';
 import { migrate, readMigrations } from '../../src/store/migrate.ts';
@@ -127,4 +128,71 @@ for (const backend of backends()) {
       await scratch.drop();
     }
   });
+
+  if (backend === 'postgres') {
+    test('[postgres] a migration that cannot take its lock in time is rolled back and tried again, and holds nobody behind it for longer', { timeout: 60_000 }, async () => {
+      const scratch = await scratchDatabase(backend, { empty: true });
+      const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
+      const holder = new pg.Client({ connectionString: scratch.databaseUrl });
+      const reader = new pg.Client({ connectionString: scratch.databaseUrl });
+      try {
+        const migrations = readMigrations();
+        await migrate(database, migrations);
+        await holder.connect();
+        await reader.connect();
+        await reader.query('set statement_timeout = 5000');
+        // An old process's transaction that keeps reading platforms, as a foreign key check does.
+        await holder.query('begin');
+        await holder.query('lock table platforms in access share mode');
+        const retries: string[] = [];
+        const migrating = migrate(database, [...migrations, { name: '9001_lock_probe', sql: 'alter table platforms add column lock_probe integer' }], {
+          lockTimeoutMs: 200,
+          attempts: 50,
+          onRetry: (_attempt, reason) => retries.push(reason),
+        });
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        // Between the attempts another transaction reads the table: it waits for the migration at most its timeout.
+        const started = Date.now();
+        await reader.query('select count(*) from platforms');
+        assert.ok(Date.now() - started < 1_000, `a read waited ${Date.now() - started} ms`);
+        await holder.query('commit');
+        assert.deepEqual(await migrating, ['9001_lock_probe']);
+        assert.ok(retries.length >= 2, `tried again ${retries.length} times`);
+        assert.match(retries[0]!, /a lock held over 200 ms/);
+        const [column] = (await reader.query(`select 1 from information_schema.columns where table_name = 'platforms' and column_name = 'lock_probe'`)).rows;
+        assert.ok(column, 'the migration was applied once the lock was free');
+      } finally {
+        await holder.end().catch(() => {});
+        await reader.end().catch(() => {});
+        await database.close();
+        await scratch.drop();
+      }
+    });
+
+    test('[postgres] a migration gives up after its attempts, with the lock error, and applies nothing', { timeout: 60_000 }, async () => {
+      const scratch = await scratchDatabase(backend, { empty: true });
+      const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
+      const holder = new pg.Client({ connectionString: scratch.databaseUrl });
+      try {
+        const migrations = readMigrations();
+        await migrate(database, migrations);
+        await holder.connect();
+        await holder.query('begin');
+        await holder.query('lock table platforms in access share mode');
+        // A migration that waited for ever would get the lock after 10 s, and be applied: the test then fails, not hangs.
+        const letGo = setTimeout(() => void holder.query('commit'), 10_000);
+        await assert.rejects(
+          migrate(database, [...migrations, { name: '9001_lock_probe', sql: 'alter table platforms add column lock_probe integer' }], { lockTimeoutMs: 100, attempts: 2 }),
+          (error: { code?: string }) => error.code === '55P03',
+        );
+        clearTimeout(letGo);
+        await holder.query('commit');
+        assert.deepEqual(await appliedMigrations(scratch), migrations.map((m) => m.name).sort());
+      } finally {
+        await holder.end().catch(() => {});
+        await database.close();
+        await scratch.drop();
+      }
+    });
+  }
 }
