@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { sql } from 'kysely';
+import { AuthorityError, type Authority } from '../../src/authority/authority.ts';
 import { requestFingerprint } from '../../src/http/plugins/idempotency.ts';
 import { ServerKey } from '../../src/services/server-key.ts';
 import { claimKey, linkResource } from '../../src/store/idempotency.ts';
@@ -197,4 +198,48 @@ describeEachBackend(
     });
   },
   { env: { HOUSEKEEPING_INTERVAL_SECONDS: '1' } },
+);
+
+/** Request ids whose status the authority does not answer in time (the adapter's timeout, as a slow authority gives). */
+const UNANSWERED_STATUS = new Set<string>();
+
+function statusUnanswered(adapter: Authority): Authority {
+  return {
+    ...adapter,
+    async getStatus(credentials, requestId, options) {
+      if (UNANSWERED_STATUS.has(requestId)) throw new AuthorityError('timeout', 'The status call did not finish within its deadline.');
+      return adapter.getStatus(credentials, requestId, options);
+    },
+  };
+}
+
+describeEachBackend(
+  'a retry of a push whose first run died, while the authority does not answer',
+  (h) => {
+    test('is 409 (retry later), never a 504 that names no request, and sends nothing again; once the authority answers, its acknowledgement', async () => {
+      const customerId = await verifiedCustomer(h, 'crash-unanswered@example.com');
+      const [irm] = await usableIrms(h, customerId, 1);
+      const body = pushBody(customerId, [lineFor(irm, 1, 1)]);
+      const headers = { 'idempotency-key': `unanswered-${randomUUID()}` };
+      const first = await h.request('POST', PUSH, { body, headers });
+      assert.equal(first.body.ackStatus, 'Validated', first.text);
+      // The first run died after the authority took the push and before the service recorded its answer.
+      await loseAnswer(h, headers['idempotency-key']);
+      await h.database.db.updateTable('genebrc_requests').set({ status: 'SUBMITTING' }).where('request_id', '=', first.body.requestId).execute();
+      // Past the submit grace time (AUTHORITY_TIMEOUT_MS + 5 s), the retry asks the authority about the request.
+      await sleep(5_600);
+      UNANSWERED_STATUS.add(first.body.requestId);
+      try {
+        expectProblem(await h.request('POST', PUSH, { body, headers }), 409, 'idempotency_key_in_use');
+      } finally {
+        UNANSWERED_STATUS.delete(first.body.requestId);
+      }
+      const copies = await h.sandbox.database.db.selectFrom('authority_sandbox.requests').select('request_id').where('request_id', '=', first.body.requestId).execute();
+      assert.equal(copies.length, 1, 'the request was not sent again');
+      const answered = await h.request('POST', PUSH, { body, headers });
+      assert.equal(answered.status, 200, answered.text);
+      assert.deepEqual(answered.body, first.body);
+    });
+  },
+  { env: { AUTHORITY_TIMEOUT_MS: '500', RUN_POLLER: 'false' }, authority: statusUnanswered },
 );

@@ -41,6 +41,9 @@ class LostReservationRace extends Error {
 /** A resumed push is sent only when one authority call fits this far inside the submit grace time. */
 const SEND_MARGIN_MS = 1_000;
 
+/** A reconciliation the authority did not answer (PushService.resume). */
+const UNANSWERED = Symbol('unanswered');
+
 /** A stored request as it is sent. */
 function storedRequestOf(row: store.RequestRow): RequestToStore {
   return {
@@ -174,7 +177,8 @@ export class PushService {
     const grace = this.#progress.submitGraceMs;
     const customer = requireStoredCredentials(await requireCustomer(db, platformId, request.platform_customer_id));
     if (first.ended) {
-      const settled = await this.#progress.reconcile(id, customer, { failIfUnknown: false });
+      const settled = await this.#reconcileUnlessUnanswered(id, customer, false);
+      if (settled === UNANSWERED) return null;
       if (settled) return { ...settled.ack, recordResCount: request.record_res_count };
       const lines = await store.linesOfRequest(db, id);
       // Measured after the status call and the read, which may each have taken most of the window.
@@ -183,10 +187,25 @@ export class PushService {
       }
     }
     if (age() < grace) return null;
-    const settled = await this.#progress.reconcile(id, customer, { failIfUnknown: true });
+    const settled = await this.#reconcileUnlessUnanswered(id, customer, true);
+    if (settled === UNANSWERED) return null;
     if (settled) return { ...settled.ack, recordResCount: request.record_res_count };
     // Moved by another process meanwhile.
     return storedAcknowledgement(db, platformId, id);
+  }
+
+  /**
+   * The request reconciled with the authority, or UNANSWERED when the authority could not be asked: the outcome is
+   * then not known yet, so the retry is answered as one while the first run is still at work (409), and never sends
+   * the request again (the authority may have it). A generic 502/504 would name no request.
+   */
+  async #reconcileUnlessUnanswered(id: string, customer: VerifiedCustomer, failIfUnknown: boolean) {
+    try {
+      return await this.#progress.reconcile(id, customer, { failIfUnknown });
+    } catch (error) {
+      if (error instanceof AuthorityError) return UNANSWERED;
+      throw error;
+    }
   }
 
   /**
