@@ -271,8 +271,8 @@ export function lineToWire(line: Line): Record<keyof Line, unknown> {
 }
 
 /**
- * A line of the 2.4 shape with every field null. A stored line leaves out its null fields (about half of a goods line's
- * bytes, keys included), and a read lays what is stored over this to give every field back.
+ * A line of the 2.4 shape with every field null. A stored line leaves out its null fields (about 45% of a goods line's
+ * payload, keys included), and a read lays what is stored over this to give every field back.
  */
 export const NULL_WIRE_LINE: Readonly<Record<keyof Line, null>> = {
   serialNo: null,
