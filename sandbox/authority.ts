@@ -381,7 +381,8 @@ async function lockIrms(trx: Trx, account: SandboxAccount, at: Date, lines: read
   if (irmNumbers.length === 0) return new Map();
   const rows = await issuedIrms(trx, account, at)
     .select(['irm_number', 'irm_issue_date', 'ifsc_code', 'remittance_fcc', 'purpose_of_remittance', 'available_amount', 'remittance_date'])
-    .where('irm_number', 'in', irmNumbers)
+    // One array parameter, not one a line: one statement text whatever the push's size, which PostgreSQL prepares.
+    .where('irm_number', '=', sql<string>`any(${irmNumbers}::text[])`)
     // A cancelled IRM cannot be mapped: to a push it does not exist (ERR18).
     .where('irm_status', '<>', 'C')
     .orderBy('irm_number')
