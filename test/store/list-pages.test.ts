@@ -407,6 +407,29 @@ describeEachBackend('List pages', (h) => {
     assert.deepEqual(await requestsForPage(db, []), []);
   });
 
+  test('a statement of lines of which one names a request that does not exist is refused whole: nothing of it is stored', async () => {
+    const { db } = h.database;
+    const platformId = h.platformA.id;
+    const customerId = await newCustomer(db, platformId, 'line-requests@example.com');
+    const id = randomUUID();
+    await insertRequest(
+      db,
+      { id, platformId, customerId, requestId: `EBRCGWORPHAN${id.slice(0, 18)}`, iecNumber: '0599001001', recordResCount: 1, uploadType: '101', declarationFlag: 'Y', status: 'PENDING', errorDetails: [], processedAt: null },
+      [],
+    );
+    const insertLines = (requestIds: string[]) => sql`
+      insert into genebrc_request_lines (request_id, line_index, serial_no, irm_number, sb_cum_invoice_number, mapped_amount, payload)
+      select request_id, ordinality::int, ordinality::int, 'IRORPHAN', '1000', 1.00, '{}'::jsonb
+      from unnest(${requestIds}::uuid[]) with ordinality as request_id`.execute(db);
+    const missing = randomUUID();
+    await assert.rejects(insertLines([id, missing]), (error: { code?: string }) => error.code === '23503');
+    await assert.rejects(insertLines([missing]), (error: { code?: string }) => error.code === '23503');
+    const stored = await db.selectFrom('genebrc_request_lines').select('request_id').where('request_id', 'in', [id, missing]).execute();
+    assert.deepEqual(stored, []);
+    await insertLines([id, id]);
+    assert.equal((await db.selectFrom('genebrc_request_lines').select('line_index').where('request_id', '=', id).execute()).length, 2);
+  });
+
   test('GenEBRC counts follow inserts and status changes, committed or rolled back', async () => {
     const { db } = h.database;
     const platformId = h.platformA.id;
