@@ -10,6 +10,9 @@ const MAX_SAFE_CENTS: Cents = BigInt(Number.MAX_SAFE_INTEGER);
 // The shapes String(number) produces for non-negative finite numbers: "1566", "94404.25", "1e-7", "1.5e+21".
 const NUMBER_TEXT = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/;
 
+// 10^11 units, 10^13 cents: far below 2^46 cents, where every cent still has a double of its own.
+const FAST_LIMIT = 1e11;
+
 const DECIMAL_TEXT = /^(-?)(\d+)(?:\.(\d{1,2}))?$/;
 
 /**
@@ -20,6 +23,13 @@ const DECIMAL_TEXT = /^(-?)(\d+)(?:\.(\d{1,2}))?$/;
  */
 export function parseMoney(value: number): Cents | null {
   if (!Number.isFinite(value) || value < 0) return null;
+  // The common case, without text or BigInt arithmetic: below FAST_LIMIT every cent has a double of its own, so
+  // value * 100 rounds to the only cents that can mean this double, and they do when they read back as it (then the
+  // shortest text of the double has at most two decimals, and says these cents). Anything else takes the exact way.
+  if (value < FAST_LIMIT) {
+    const cents = Math.round(value * 100);
+    if (cents / 100 === value) return BigInt(cents);
+  }
   const match = NUMBER_TEXT.exec(String(value));
   if (match === null) return null;
   const [, integerDigits = '', fractionDigits = '', exponent = '0'] = match;

@@ -51,7 +51,12 @@ function lineError(line: Line, field: string, code: string, message: string): Er
 }
 
 function eachLine(lines: readonly Line[], check: (line: Line) => ErrorDetail | null): ErrorDetail[] {
-  return lines.flatMap((line) => check(line) ?? []);
+  const errors: ErrorDetail[] = [];
+  for (const line of lines) {
+    const error = check(line);
+    if (error !== null) errors.push(error);
+  }
+  return errors;
 }
 
 function eachLineWithKnownIrm(input: PushRuleInput, check: (line: Line, irm: IrmSnapshot) => ErrorDetail | null): ErrorDetail[] {
