@@ -10,7 +10,7 @@ const MAX_SAFE_CENTS: Cents = BigInt(Number.MAX_SAFE_INTEGER);
 // The shapes String(number) produces for non-negative finite numbers: "1566", "94404.25", "1e-7", "1.5e+21".
 const NUMBER_TEXT = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/;
 
-// 10^11 units, 10^13 cents: far below 2^46 cents, where every cent still has a double of its own.
+// 10^11 units: far below 2^46 units (about 7 * 10^13), above which two cents can share one double.
 const FAST_LIMIT = 1e11;
 
 const DECIMAL_TEXT = /^(-?)(\d+)(?:\.(\d{1,2}))?$/;
@@ -28,6 +28,7 @@ export function parseMoney(value: number): Cents | null {
   // shortest text of the double has at most two decimals, and says these cents). Anything else takes the exact way.
   if (value < FAST_LIMIT) {
     const cents = Math.round(value * 100);
+    // cents / 100 is the double centsToNumber gives for these cents.
     if (cents / 100 === value) return BigInt(cents);
   }
   const match = NUMBER_TEXT.exec(String(value));
