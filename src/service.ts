@@ -107,8 +107,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         ...MIGRATION_LOCK_WAITS,
         onRetry: (attempt, reason) => log.warn({ attempt }, `migrating: ${reason}; rolled back, trying again`),
       });
+    } else {
+      await assertMigrated(database);
     }
-    else await assertMigrated(database);
     // Keys a dead process held with nothing committed: on the embedded database they are free at once, not after a lease.
     if (database.kind === 'embedded') await releaseAbandonedClaims(database.db);
     const adapter = createDgftAuthority(createDgftClient({
