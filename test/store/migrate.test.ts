@@ -129,6 +129,30 @@ for (const backend of backends()) {
     }
   });
 
+  test(`[${backend}] a status event's data and a final request's record are compressed with lz4 where the server has it (PostgreSQL), else pglz (PGlite), and read back as written`, async () => {
+    const scratch = await scratchDatabase(backend, { empty: true });
+    const database = await openDatabase({ databaseUrl: scratch.databaseUrl, dataDir: scratch.dataDir });
+    try {
+      await migrate(database);
+      // A 999-line status view repeats its fields line after line: about 150 KB that compresses well.
+      const data = JSON.stringify({ ebrcBulkGenStatusList: Array.from({ length: 999 }, (_, index) => ({ serialNo: index + 1, status: 'PENDING', errorDetails: [] })) });
+      const read = await database.scriptTransaction(async (run) => {
+        const [platform] = await run(`insert into platforms (id, name) values (gen_random_uuid(), 'Compression') returning id`);
+        await run(`insert into events (id, platform_id, type, data) values ('evt_large', $1, 'genebrc.request.acknowledged', $2)`, [platform!.id, data]);
+        return run(`
+          select data::text as data, pg_column_compression(data) as method,
+            (select attcompression from pg_attribute where attrelid = 'genebrc_request_records'::regclass and attname = 'record') as record_method
+          from events where id = 'evt_large'`);
+      });
+      const expected = backend === 'postgres' ? { method: 'lz4', record_method: 'l' } : { method: 'pglz', record_method: '' };
+      assert.deepEqual({ method: read[0]!.method, record_method: read[0]!.record_method }, expected);
+      assert.equal(read[0]!.data, data);
+    } finally {
+      await database.close();
+      await scratch.drop();
+    }
+  });
+
   if (backend === 'postgres') {
     test('[postgres] a migration that cannot take its lock in time is rolled back and tried again, and holds nobody behind it for longer', { timeout: 60_000 }, async () => {
       const scratch = await scratchDatabase(backend, { empty: true });
