@@ -16,7 +16,7 @@ import * as store from '../../store/requests.ts';
 import { asCustomer, requireStoredCredentials, requireVerified, type CommitLink, type ServiceContext, type VerifiedCustomer } from '../context.ts';
 import { requireCustomer } from '../customers.ts';
 import type { IrmPuller } from '../irms.ts';
-import type { RequestLifecycle, RequestToStore } from './lifecycle.ts';
+import type { OpenedRequest, RequestLifecycle, RequestToStore } from './lifecycle.ts';
 import type { RequestProgress } from './progress.ts';
 import { storedAcknowledgement, type PushAck } from './views.ts';
 
@@ -145,13 +145,14 @@ export class PushService {
       return ack;
     }
     const wireLines = lines.map(lineToWire);
+    let opened: OpenedRequest;
     try {
-      await this.#reserveAndOpen(request, lines, wireLines, irms, link);
+      opened = await this.#reserveAndOpen(request, lines, wireLines, irms, link);
     } catch (error) {
       if (!(error instanceof LostReservationRace)) throw error;
       return refused(await this.#raceErrors(customer, lines, error.irmNumber));
     }
-    return this.#send(customer, request, wireLines);
+    return this.#send(customer, request, wireLines, opened);
   }
 
   /**
@@ -282,18 +283,19 @@ export class PushService {
     wireLines: readonly Record<string, unknown>[],
     irms: ReadonlyMap<string, irmStore.IrmForPush>,
     link: CommitLink | undefined,
-  ): Promise<void> {
+  ): Promise<OpenedRequest> {
     const reservations = [...Map.groupBy(lines, (line) => line.irmNumber)].map(([irmNumber, irmLines]) => {
       const irm = irms.get(irmNumber)!;
       const amount = sumCents(irmLines.map((line) => line.mappedIRMAmountFCC));
       return { irmId: irm.id, irmNumber, expectedAvailable: irm.irm_available_amt, amount: formatCents(amount) };
     });
-    await this.#context.db.transaction().execute(async (tx) => {
+    return this.#context.db.transaction().execute(async (tx) => {
       const reserved = await store.reserveIrmAmounts(tx, reservations);
       const lost = reservations.find((reservation) => !reserved.has(reservation.irmId));
       if (lost) throw new LostReservationRace(lost.irmNumber);
-      await this.#lifecycle.open(tx, request, lines.map((line, index) => storedLine(line, wireLines[index]!, index, irms, true, 'PENDING', [])));
+      const opened = await this.#lifecycle.open(tx, request, lines.map((line, index) => storedLine(line, wireLines[index]!, index, irms, true, 'PENDING', [])));
       await link?.(tx, request.id);
+      return opened;
     });
   }
 
@@ -326,7 +328,8 @@ export class PushService {
     }
   }
 
-  async #send(customer: VerifiedCustomer, request: RequestToStore, wireLines: Record<string, unknown>[]): Promise<PushAck> {
+  /** `opened`: the request as this process has just opened it (a resumed one's lines are read back when acknowledged). */
+  async #send(customer: VerifiedCustomer, request: RequestToStore, wireLines: Record<string, unknown>[], opened?: OpenedRequest): Promise<PushAck> {
     const answered = { requestId: request.requestId, recordResCount: request.recordResCount };
     try {
       const ack = await asCustomer(this.#context, customer, (credentials) =>
@@ -340,7 +343,7 @@ export class PushService {
         }),
       );
       if (ack.ackStatus === 'Validated' && ack.ackId) {
-        await this.#lifecycle.acknowledge(request.id, ack.ackId);
+        await this.#lifecycle.acknowledge(request.id, ack.ackId, opened);
         return { ...answered, authorityAckId: ack.ackId, ackStatus: 'Validated', errorDetails: [] };
       }
       await this.#lifecycle.fail(request.id, ack.errorDetails);
