@@ -162,10 +162,13 @@ class PreparingClient extends pg.Client {
   }
 }
 
-/** Where a database URL points, for log lines: host and port, never the user or password. */
+/**
+ * Where a database URL points, for log lines: host and port, never the user or password. A `host` parameter (a Unix
+ * socket's directory) wins over the URL's host name, as it does for pg.
+ */
 export function databaseTarget(databaseUrl: string): string {
   const url = new URL(databaseUrl);
-  const host = url.hostname || url.searchParams.get('host') || 'localhost';
+  const host = url.searchParams.get('host') || url.hostname || 'localhost';
   return `${host}:${url.port || '5432'}`;
 }
 

@@ -65,7 +65,8 @@ export class RequestLifecycle {
     await this.#scheduler.scheduleAdvance(tx, request.id);
     return {
       id: request.id,
-      lines: lines.map((line) => ({
+      // In line order, as a read of the stored lines gives them.
+      lines: lines.toSorted((a, b) => a.lineIndex - b.lineIndex).map((line) => ({
         serialNo: line.serialNo,
         irmNumber: line.irmNumber,
         sbCumInvoiceNumber: line.sbCumInvoiceNumber,
