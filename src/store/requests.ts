@@ -270,6 +270,22 @@ const LINE_STATE_FIELDS = sql`
     'errorDetails', line.error_details`;
 
 /**
+ * A line as LINE_STATE_FIELDS reads it back once stored by insertRequest, before anything has moved it: no eBRC yet.
+ * (Keep the two together: a field added to one belongs in the other.)
+ */
+export function insertedLineState(line: NewLine): LineState {
+  return {
+    serialNo: line.serialNo,
+    irmNumber: line.irmNumber,
+    sbCumInvoiceNumber: line.sbCumInvoiceNumber,
+    status: line.status,
+    ebrcNumber: null,
+    ebrcDate: null,
+    errorDetails: line.errorDetails,
+  };
+}
+
+/**
  * A request's lines in line order, as one JSON value: one column to decode instead of a row per line, and no
  * second round trip. Dates in JSON are always YYYY-MM-DD, as the date columns are read.
  */

@@ -66,15 +66,7 @@ export class RequestLifecycle {
     return {
       id: request.id,
       // In line order, as a read of the stored lines gives them.
-      lines: lines.toSorted((a, b) => a.lineIndex - b.lineIndex).map((line) => ({
-        serialNo: line.serialNo,
-        irmNumber: line.irmNumber,
-        sbCumInvoiceNumber: line.sbCumInvoiceNumber,
-        status: line.status,
-        ebrcNumber: null,
-        ebrcDate: null,
-        errorDetails: line.errorDetails,
-      })),
+      lines: lines.toSorted((a, b) => a.lineIndex - b.lineIndex).map(store.insertedLineState),
     };
   }
 
@@ -105,8 +97,7 @@ export class RequestLifecycle {
       'SUBMITTING',
       'PENDING',
       (tx) => store.moveRequest(tx, id, 'SUBMITTING', { status: 'PENDING', authorityAckId }),
-      undefined,
-      opened?.lines,
+      { lines: opened?.lines },
     );
   }
 
@@ -141,27 +132,29 @@ export class RequestLifecycle {
         await store.releaseReservations(tx, id, 'FAILED');
         return moved;
       },
-      (request) => {
-        // Results that leave a line out (or name one twice) must not finish the request: its status would not be its lines'.
-        const pending = request.lines.filter((line) => line.status === 'PENDING').length;
-        if (pending > 0 || finalStatusFor(request.lines.map((line) => line.status as LineResult['status'])) !== status) {
-          throw new Error(`The authority's results for request ${request.request_id} do not cover its lines (${pending} left without an outcome); nothing was recorded`);
-        }
+      {
+        check: (request) => {
+          // Results that leave a line out (or name one twice) must not finish the request: its status would not be its lines'.
+          const pending = request.lines.filter((line) => line.status === 'PENDING').length;
+          if (pending > 0 || finalStatusFor(request.lines.map((line) => line.status as LineResult['status'])) !== status) {
+            throw new Error(`The authority's results for request ${request.request_id} do not cover its lines (${pending} left without an outcome); nothing was recorded`);
+          }
+        },
       },
     );
   }
 
   /**
    * One checked move: the change (the request's row as it left it; undefined when the stored status was not `from` any
-   * more), then its events. `lines`: the lines' states as the change left them, when the caller knows them (else read).
+   * more), then its events. `check`: a last look at the moved request before anything is recorded (throws to roll back).
+   * `lines`: the lines' states as the change left them, when the caller knows them (else read).
    */
   async #move(
     id: string,
     from: StoredRequestStatus,
     to: StoredRequestStatus,
     change: (tx: Kysely<Schema>) => Promise<store.RequestRow | undefined>,
-    check?: (moved: store.RequestWithLineStates) => void,
-    lines?: readonly store.LineState[],
+    { check, lines }: { check?: (moved: store.RequestWithLineStates) => void; lines?: readonly store.LineState[] | undefined } = {},
   ): Promise<RequestStatusView | null> {
     assertTransition(from, to);
     return this.#commit(async (tx) => {
