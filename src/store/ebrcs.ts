@@ -1,7 +1,8 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { formatCents, parseMoney, type Cents } from '../domain/money.ts';
 import { storableText } from '../domain/storable-text.ts';
 import { anyText } from './lists.ts';
-import { asPushed } from './requests.ts';
+import { asPushed, type ListedRequest } from './requests.ts';
 import type { EbrcsTable, Schema } from './schema.ts';
 import { pageRows } from './paging.ts';
 
@@ -50,11 +51,12 @@ export type EbrcIrmRow = {
   remittance_date: string;
 };
 
-function generatedLines(db: Kysely<Schema>, of: { customerId: string } | { requestId: string }) {
+/** The customer's eBRCs generated through this service: the GENERATED lines of its requests (ebrcsOfReadRequest too). */
+function generatedLines(db: Kysely<Schema>, customerId: string) {
   return db
     .selectFrom('genebrc_request_lines as line')
     .innerJoin('genebrc_requests as request', 'request.id', 'line.request_id')
-    .where('customerId' in of ? 'request.platform_customer_id' : 'request.id', '=', 'customerId' in of ? of.customerId : of.requestId)
+    .where('request.platform_customer_id', '=', customerId)
     .where('line.status', '=', 'GENERATED')
     .select([
       'line.ebrc_number',
@@ -71,14 +73,51 @@ function generatedLines(db: Kysely<Schema>, of: { customerId: string } | { reque
     .$narrowType<{ ebrc_number: string; ebrc_date: string }>();
 }
 
-/** The eBRCs one request generated (its GENERATED lines), in line order. */
-export async function ebrcsOfRequest(db: Kysely<Schema>, requestId: string): Promise<LocalEbrcRow[]> {
-  return generatedLines(db, { requestId }).orderBy('line.line_index').execute();
+/**
+ * The eBRCs one request generated (its GENERATED lines), in line order, from the request read with its lines and their
+ * payloads (requestsWithLines): the rows generatedLines reads for them (findLocalEbrc), without reading the lines again.
+ * The final move has just read them to store the request's record; reading a 999-line request's eBRCs back cost the
+ * service about 6 ms of CPU and its database 1-2 ms.
+ */
+export function ebrcsOfReadRequest(request: ListedRequest): LocalEbrcRow[] {
+  const rows: LocalEbrcRow[] = [];
+  for (const line of request.lines) {
+    if (line.status !== 'GENERATED') continue;
+    const { ebrcNumber, ebrcDate, payload } = line;
+    if (ebrcNumber === null || ebrcDate === null) throw new Error(`Line ${line.serialNo} of request ${request.request_id} is GENERATED without its eBRC`);
+    rows.push({
+      ebrc_number: ebrcNumber,
+      ebrc_date: ebrcDate,
+      irm_number: line.irmNumber,
+      sb_cum_invoice_number: line.sbCumInvoiceNumber,
+      sb_cum_invoice_date: payloadText(payload, 'sbCumInvoiceDate'),
+      // The line's mapped_amount column holds the same amount: both are written from the line's cents (insertRequest).
+      mapped_amount: formatCents(pushedCents(payload, 'mappedIRMAmountFCC')),
+      currency: payloadText(payload, 'irmFCC'),
+      iec_number: request.iec_number,
+      request_id: request.request_id,
+    });
+  }
+  return rows;
+}
+
+/** A payload field as `payload->>field` reads it, which a LocalEbrcRow needs present. */
+function payloadText(payload: Record<string, unknown>, field: string): string {
+  const value = payload[field];
+  if (value === null || value === undefined) throw new Error(`A GENERATED line's payload has no ${field}`);
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function pushedCents(payload: Record<string, unknown>, field: string): Cents {
+  const value = payload[field];
+  const cents = typeof value === 'number' ? parseMoney(value) : null;
+  if (cents === null) throw new Error(`A GENERATED line's payload has no amount ${field}: ${JSON.stringify(value)}`);
+  return cents;
 }
 
 /** One of the customer's eBRCs generated through this service, with its request and line. */
 export async function findLocalEbrc(db: Kysely<Schema>, customerId: string, ebrcNumber: string): Promise<LocalEbrcDetail | undefined> {
-  const found = await generatedLines(db, { customerId })
+  const found = await generatedLines(db, customerId)
     .select([
       'request.status as request_status',
       'request.authority_ack_id',

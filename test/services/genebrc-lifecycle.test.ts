@@ -15,6 +15,7 @@ import type { ErrorDetail } from '../../src/domain/push-rules.ts';
 import { RequestLifecycle, type RequestToStore } from '../../src/services/genebrc/lifecycle.ts';
 import type { VerifiedCustomer } from '../../src/services/context.ts';
 import { EventOutbox } from '../../src/services/outbox.ts';
+import { findLocalEbrc } from '../../src/store/ebrcs.ts';
 import * as requestStore from '../../src/store/requests.ts';
 import { describeEachBackend, type Harness } from '../support/harness.ts';
 import { assertEventsMatchChanges } from '../support/invariants.ts';
@@ -77,9 +78,9 @@ describeEachBackend('the GenEBRC request lifecycle', (h: Harness) => {
    * Opens a request as a push does: reserves each IRM's total in the transaction that stores the request SUBMITTING
    * (RequestLifecycle.open). `spec` is one line per entry: the IRM and the amount it maps.
    */
-  async function openRequest(spec: { irm: any; amount: string }[]): Promise<Opened> {
+  async function openRequest(spec: { irm: any; amount: string; extra?: Record<string, unknown> }[]): Promise<Opened> {
     const { customerId, lifecycle } = await ready();
-    const raw = spec.map(({ irm, amount }, index) => lineFor(irm, index + 1, Number(amount)));
+    const raw = spec.map(({ irm, amount, extra }, index) => lineFor(irm, index + 1, Number(amount), extra));
     const { lines, problems } = normaliseLines(raw, '101');
     assert.deepEqual(problems, []);
     const request: RequestToStore = {
@@ -429,6 +430,38 @@ describeEachBackend('the GenEBRC request lifecycle', (h: Harness) => {
     }
     assert.equal(new Set(events.map((event) => event.id)).size, 3);
     await assertStatusCounts();
+  });
+
+  test("a finished request's eBRCs join the register as its stored lines read them: the IRM's currency, the mapped amount, the invoice's date", async () => {
+    const { customerId, lifecycle } = await ready();
+    const [a, b] = await freshIrms(2);
+    // An invoice in another currency than its IRM's, on another day, of more than its mapped amount; amounts whose cents a
+    // double does not hold.
+    const invoice = { sbCumInvoiceFCC: a.remittanceFCC === 'EUR' ? 'GBP' : 'EUR', sbCumInvoiceDate: '03012025', sbCumInvoiceValueinFCC: 99.99 };
+    const opened = await openRequest([
+      { irm: a, amount: '0.07', extra: invoice },
+      { irm: a, amount: '1.10' },
+      { irm: b, amount: '12.29', extra: invoice },
+    ]);
+    assert.ok(await lifecycle.acknowledge(opened.id, 'ACK-LIFECYCLE-REGISTER'));
+    const numbers = [ebrcNumber(), ebrcNumber()];
+    assert.ok(await lifecycle.finish(opened.id, [generated(1, numbers[0]!), failed(2), generated(3, numbers[1]!, '2025-07-02')]));
+
+    const registered = await h.database.db.selectFrom('ebrcs').selectAll().where('platform_customer_id', '=', customerId).where('request_id', '=', opened.requestId).orderBy('ebrc_number').execute();
+    assert.deepEqual(
+      registered.map((row) => [row.ebrc_number, row.ebrc_date, row.irm_number, row.sb_cum_invoice_number, row.sb_cum_invoice_date, row.realised_value_fcc, row.currency, row.iec_code, row.source]),
+      [
+        [numbers[0], '2025-06-30', a.irmNumber, '1001', '2025-01-03', '0.07', a.remittanceFCC, DEMO_IEC, 'this_service'],
+        [numbers[1], '2025-07-02', b.irmNumber, '1003', '2025-01-03', '12.29', b.remittanceFCC, DEMO_IEC, 'this_service'],
+      ],
+      'the failed line registers nothing',
+    );
+    // The same eBRCs as the register's reads of the lines show them (an eBRC's certificate).
+    for (const row of registered) {
+      const local = await findLocalEbrc(h.database.db, customerId, row.ebrc_number);
+      assert.ok(local);
+      assert.deepEqual([local.mapped_amount, local.currency, local.sb_cum_invoice_date, local.irm_number, local.request_id], [row.realised_value_fcc, row.currency, '03012025', row.irm_number, row.request_id]);
+    }
   });
 
   test('finish → PROCESSED keeps every amount utilised; finish → ERRORED releases every one and writes no ebrc.generated', async () => {

@@ -4,7 +4,7 @@ import type { LineResult } from '../../authority/authority.ts';
 import type { ErrorDetail } from '../../domain/push-rules.ts';
 import { assertTransition, finalStatusFor, isFinal, type RequestStatus, type StoredRequestStatus } from '../../domain/request-state.ts';
 import type { EventType } from '../../domain/events.ts';
-import { ebrcsOfRequest, type LocalEbrcRow } from '../../store/ebrcs.ts';
+import { ebrcsOfReadRequest, type LocalEbrcRow } from '../../store/ebrcs.ts';
 import * as store from '../../store/requests.ts';
 import type { Schema } from '../../store/schema.ts';
 import type { CommitLink } from '../context.ts';
@@ -165,7 +165,7 @@ export class RequestLifecycle {
       const moved = final ?? (lines !== undefined ? { ...row, lines: [...lines] } : await this.#readStates(tx, id));
       check?.(moved);
       if (final) await this.#keepRecord(tx, final);
-      const ebrcs = to === 'PROCESSED' || to === 'PARTIALLY_PROCESSED' ? await ebrcsOfRequest(tx, id) : [];
+      const ebrcs = final !== null && (to === 'PROCESSED' || to === 'PARTIALLY_PROCESSED') ? ebrcsOfReadRequest(final) : [];
       const view = await this.#record(tx, moved, ebrcs);
       if (to !== 'PENDING') {
         await recordAudit(tx, SYSTEM_SOURCE, { platformId: moved.platform_id, action: 'genebrc_request.settle', target: { type: 'genebrc_request', id: moved.id } });
