@@ -432,35 +432,45 @@ describeEachBackend('the GenEBRC request lifecycle', (h: Harness) => {
     await assertStatusCounts();
   });
 
-  test("a finished request's eBRCs join the register as its stored lines read them: the IRM's currency, the mapped amount, the invoice's date", async () => {
+  test("a finished request's eBRCs join the register in line order as its stored lines read them: the IRM's currency, the mapped amount, the invoice's date", async () => {
     const { customerId, lifecycle } = await ready();
     const [a, b] = await freshIrms(2);
-    // An invoice in another currency than its IRM's, on another day, of more than its mapped amount; amounts whose cents a
-    // double does not hold.
+    // An invoice in another currency than its IRM's, on another day, of more than its mapped amount. Amounts whose
+    // double times 100 falls just below the cents (0.29, 4.35), and one the register and a certificate show with its
+    // trailing zero (12.30).
     const invoice = { sbCumInvoiceFCC: a.remittanceFCC === 'EUR' ? 'GBP' : 'EUR', sbCumInvoiceDate: '03012025', sbCumInvoiceValueinFCC: 99.99 };
     const opened = await openRequest([
-      { irm: a, amount: '0.07', extra: invoice },
-      { irm: a, amount: '1.10' },
-      { irm: b, amount: '12.29', extra: invoice },
+      { irm: a, amount: '0.29', extra: invoice },
+      { irm: a, amount: '4.35' },
+      { irm: b, amount: '12.30', extra: invoice },
     ]);
     assert.ok(await lifecycle.acknowledge(opened.id, 'ACK-LIFECYCLE-REGISTER'));
-    const numbers = [ebrcNumber(), ebrcNumber()];
-    assert.ok(await lifecycle.finish(opened.id, [generated(1, numbers[0]!), failed(2), generated(3, numbers[1]!, '2025-07-02')]));
+    // Numbered against line order, so that the events' order shows the lines' and not the numbers'.
+    const [earlier, later] = [ebrcNumber(), ebrcNumber()];
+    const before = await snapshot();
+    assert.ok(await lifecycle.finish(opened.id, [generated(1, later), failed(2), generated(3, earlier, '2025-07-02')]));
+    const events = assertOnly(before, await snapshot(), { request: opened.id, lines: [1, 2, 3], irms: [a.id] });
+    assert.deepEqual(events.map((event) => [event.type, event.data.ebrcNumber ?? null]), [
+      ['genebrc.request.partially_processed', null],
+      ['ebrc.generated', later],
+      ['ebrc.generated', earlier],
+    ]);
 
-    const registered = await h.database.db.selectFrom('ebrcs').selectAll().where('platform_customer_id', '=', customerId).where('request_id', '=', opened.requestId).orderBy('ebrc_number').execute();
+    const registered = await h.database.db.selectFrom('ebrcs').selectAll().where('platform_customer_id', '=', customerId).where('request_id', '=', opened.requestId).orderBy('ebrc_number', 'desc').execute();
     assert.deepEqual(
       registered.map((row) => [row.ebrc_number, row.ebrc_date, row.irm_number, row.sb_cum_invoice_number, row.sb_cum_invoice_date, row.realised_value_fcc, row.currency, row.iec_code, row.source]),
       [
-        [numbers[0], '2025-06-30', a.irmNumber, '1001', '2025-01-03', '0.07', a.remittanceFCC, DEMO_IEC, 'this_service'],
-        [numbers[1], '2025-07-02', b.irmNumber, '1003', '2025-01-03', '12.29', b.remittanceFCC, DEMO_IEC, 'this_service'],
+        [later, '2025-06-30', a.irmNumber, '1001', '2025-01-03', '0.29', a.remittanceFCC, DEMO_IEC, 'this_service'],
+        [earlier, '2025-07-02', b.irmNumber, '1003', '2025-01-03', '12.30', b.remittanceFCC, DEMO_IEC, 'this_service'],
       ],
       'the failed line registers nothing',
     );
-    // The same eBRCs as the register's reads of the lines show them (an eBRC's certificate).
-    for (const row of registered) {
-      const local = await findLocalEbrc(h.database.db, customerId, row.ebrc_number);
+    assert.deepEqual(events.slice(1).map((event) => event.data.realisedValueFCC), [0.29, 12.3]);
+    // An eBRC's certificate reads the same line by its number: its amount as text, with its cents.
+    for (const [number, amount] of [[later, '0.29'], [earlier, '12.30']] as const) {
+      const local = await findLocalEbrc(h.database.db, customerId, number);
       assert.ok(local);
-      assert.deepEqual([local.mapped_amount, local.currency, local.sb_cum_invoice_date, local.irm_number, local.request_id], [row.realised_value_fcc, row.currency, '03012025', row.irm_number, row.request_id]);
+      assert.deepEqual([local.mapped_amount, local.currency, local.sb_cum_invoice_date], [amount, registered.find((row) => row.ebrc_number === number)!.currency, '03012025']);
     }
   });
 
